@@ -1,0 +1,49 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import type { Runtime } from '../lib/runtime.js';
+import { requireAdmin, requireApiKey } from './middleware/auth.js';
+import { errorHandler } from './middleware/errors.js';
+import { requestContext } from './middleware/request-context.js';
+import { mount, RouteCatalog, type RouteAuth } from './route.js';
+import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
+import { apiKeyRoutes } from './routes/api-keys.routes.js';
+import { probeRoutes } from './routes/probes.routes.js';
+import { systemRoutes } from './routes/system.routes.js';
+
+/** Strips trailing slashes so `/v3/memories/search/` and `/v3/memories/search` are one route. */
+const trailingSlash: Middleware = async (ctx, next) => {
+  if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
+  await next();
+};
+
+/** Builds the Koa application on a runtime. Tests drive it with supertest; start-api serves it. */
+export function createApp(runtime: Runtime): Koa {
+  const app = new Koa();
+  app.silent = true;
+  const catalog = new RouteCatalog();
+  const router = new Router();
+  const guards: Record<RouteAuth, Middleware> = {
+    token: requireApiKey(runtime.apiKeys),
+    admin: requireAdmin(runtime.config.adminToken),
+    none: (_ctx, next) => next(),
+  };
+  const options = { bodyLimitBytes: runtime.config.bodyLimitBytes };
+  const deps = { runtime };
+
+  const board = bullBoard(runtime, guards.admin);
+  const specs = [
+    ...systemRoutes(deps, catalog),
+    ...apiKeyRoutes(deps),
+    ...probeRoutes(deps),
+    ...(board ? [] : [queueDepthRoute(runtime)]),
+  ];
+  for (const spec of specs) mount(router, catalog, guards, spec, options);
+
+  app.use(requestContext(runtime.log, runtime.metrics));
+  app.use(errorHandler());
+  app.use(trailingSlash);
+  if (board) app.use(board);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

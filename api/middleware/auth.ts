@@ -1,0 +1,61 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { ApiKeys } from '../../core/api-keys.js';
+import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors.js';
+
+/** `Authorization: Token <API_KEY>`: resolves the project the key belongs to. */
+export function requireApiKey(apiKeys: ApiKeys): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.get('authorization');
+    const match = /^Token\s+(\S+)\s*$/i.exec(header);
+    if (!match) {
+      throw unauthorized(
+        header === ''
+          ? 'Missing credentials: send the header "Authorization: Token <API_KEY>".'
+          : 'Malformed Authorization header: expected "Token <API_KEY>".',
+        'missing_credentials',
+      );
+    }
+    let principal;
+    try {
+      principal = await apiKeys.authenticate(match[1] as string);
+    } catch (err) {
+      ctx.state.log?.warn({ err }, 'API key lookup failed');
+      throw unavailable('Credentials cannot be checked right now because the database is unreachable; retry shortly.');
+    }
+    if (!principal) throw unauthorized('Invalid API key.', 'invalid_api_key');
+    ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/**
+ * Admin endpoints (`ADMIN_TOKEN`): `Authorization: Bearer <token>`, or Basic auth with the token as
+ * password so a browser can open Bull Board.
+ */
+export function requireAdmin(adminToken: string | null): Middleware {
+  return async (ctx, next) => {
+    if (adminToken === null) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
+    const header = ctx.get('authorization');
+    let presented: string | null = null;
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const basic = /^Basic\s+(\S+)\s*$/i.exec(header);
+    if (bearer) presented = bearer[1] as string;
+    else if (basic) {
+      const decoded = Buffer.from(basic[1] as string, 'base64').toString('utf8');
+      presented = decoded.slice(decoded.indexOf(':') + 1);
+    }
+    if (presented === null || !sameSecret(presented, adminToken)) {
+      throw new AppError(401, 'unauthenticated', 'Admin credentials required (Bearer ADMIN_TOKEN).', undefined, {
+        'WWW-Authenticate': 'Basic realm="cairn-admin", charset="UTF-8"',
+      });
+    }
+    await next();
+  };
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

@@ -1,0 +1,38 @@
+import coBody from 'co-body';
+import type { Middleware } from 'koa';
+import { badRequest, payloadTooLarge, unsupportedMediaType } from '../../lib/errors.js';
+
+const JSON_TYPES = ['application/json', 'application/merge-patch+json', '+json'];
+
+/**
+ * Parses a JSON request body into `ctx.state.rawBody`. A request without a body counts as `{}`;
+ * a body of another content type is refused with 415, one over the limit with 413, malformed
+ * JSON with 400.
+ */
+export function jsonBody(limitBytes: number): Middleware {
+  return async (ctx, next) => {
+    if (!ctx.request.length && !ctx.get('transfer-encoding')) {
+      ctx.state.rawBody = {};
+      return next();
+    }
+    if (!ctx.is(JSON_TYPES)) {
+      throw unsupportedMediaType(
+        `This endpoint takes a JSON body; send it with Content-Type: application/json (got "${ctx.get('content-type') || 'none'}").`,
+      );
+    }
+    if (ctx.request.length && ctx.request.length > limitBytes) {
+      throw payloadTooLarge(`The request body is ${ctx.request.length} bytes; the limit is ${limitBytes} bytes.`);
+    }
+    try {
+      ctx.state.rawBody = await coBody.json(ctx.req, { limit: limitBytes, strict: true });
+    } catch (err) {
+      const e = err as { type?: string; status?: number; message?: string };
+      if (e.type === 'entity.too.large' || e.status === 413) {
+        throw payloadTooLarge(`The request body is over the limit of ${limitBytes} bytes.`);
+      }
+      if (e.status === 415) throw unsupportedMediaType(`Unsupported body encoding: ${e.message ?? 'unknown'}.`);
+      throw badRequest('malformed_json', `The request body is not valid JSON: ${e.message ?? 'parse error'}.`);
+    }
+    return next();
+  };
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../lib/logger.js';
+import type { Metrics } from '../../lib/metrics.js';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Outermost middleware: gives each request an id (the caller's `X-Request-Id` when it is sane),
+ * a child logger, one access log line and its latency in the metrics, labelled by route
+ * template so label cardinality stays bounded.
+ */
+export function requestContext(log: Logger, metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = log.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
+      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
+      metrics.httpDuration.observe(labels, seconds);
+      metrics.httpRequests.inc(labels);
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      ctx.state.log[level](
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e6) / 1e3 },
+        'request',
+      );
+    }
+  };
+}

@@ -1,0 +1,61 @@
+import type { JsonSchema } from '../lib/validation.js';
+import type { RouteCatalog } from './route.js';
+
+/**
+ * The OpenAPI 3.1 document, generated from the same route specs (and so the same ajv schemas)
+ * that validate requests: what is documented is what is enforced.
+ */
+export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of catalog.routes) {
+    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const queryProps = ((route.query?.properties ?? {}) as Record<string, JsonSchema>) ?? {};
+    const queryRequired = new Set((route.query?.required as string[] | undefined) ?? []);
+    const queryParams = Object.entries(queryProps).map(([name, schema]) => ({
+      name,
+      in: 'query',
+      required: queryRequired.has(name),
+      ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
+      schema,
+    }));
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: [route.tag],
+      parameters: [...pathParams, ...queryParams],
+      responses: Object.fromEntries(
+        Object.entries(route.responses).map(([status, r]) => [
+          status,
+          r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description },
+        ]),
+      ),
+      security: route.auth === 'token' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : [],
+    };
+    if (route.body) {
+      operation.requestBody = { required: false, content: { 'application/json': { schema: route.body } } };
+    }
+    paths[path] = { ...(paths[path] ?? {}), [route.method]: operation };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Cairn',
+      version,
+      description:
+        'Agents with typed long-term memory, knowledge bases and vector indexes. Every path also accepts a trailing slash. Errors on /v1 and /v3 are {detail, code, errors?}.',
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+      },
+    },
+    paths,
+  };
+}

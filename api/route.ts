@@ -1,0 +1,118 @@
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { ValidateFunction } from 'ajv';
+import type { KeyPrincipal } from '../core/api-keys.js';
+import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
+import { jsonBody } from './middleware/body.js';
+
+/** How a route authenticates its caller. */
+export type RouteAuth = 'token' | 'admin' | 'none';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: JsonSchema;
+}
+
+/** One operation: the single place its validation and its OpenAPI entry come from. */
+export interface RouteSpec<Body, Query> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Koa-router path, e.g. `/v1/api-keys/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: RouteAuth;
+  body?: JsonSchema;
+  query?: JsonSchema;
+  responses: Record<number, ResponseSpec>;
+  handler: (ctx: RouteContext<Body, Query>) => Promise<void> | void;
+}
+
+/** The Koa context a handler sees, with its validated input and caller. */
+export type RouteContext<Body, Query> = Context & {
+  state: { principal: KeyPrincipal; body: Body; query: Query };
+};
+
+/** Collects route specs as they are mounted, for `/openapi.json`. */
+export class RouteCatalog {
+  readonly routes: Array<RouteSpec<unknown, unknown>> = [];
+}
+
+/**
+ * Mounts a route: authentication, body parsing, validation of body and query against the same
+ * schemas that go into the OpenAPI document, then the handler.
+ */
+export function mount<Body = undefined, Query = Record<string, never>>(
+  router: Router,
+  catalog: RouteCatalog,
+  guards: Record<RouteAuth, Middleware>,
+  spec: RouteSpec<Body, Query>,
+  options: { bodyLimitBytes: number },
+): void {
+  catalog.routes.push(spec as RouteSpec<unknown, unknown>);
+  const chain: Middleware[] = [guards[spec.auth]];
+  if (spec.body) {
+    const validateBody = ajv.compile(spec.body) as ValidateFunction<Body>;
+    chain.push(jsonBody(options.bodyLimitBytes), async (ctx, next) => {
+      ctx.state.body = assertValid(validateBody, ctx.state.rawBody, '', 'request body');
+      await next();
+    });
+  }
+  const querySchema = spec.query;
+  const validateQuery = querySchema ? (ajv.compile(querySchema) as ValidateFunction<Query>) : null;
+  chain.push(async (ctx, next) => {
+    if (validateQuery && querySchema) {
+      ctx.state.query = assertValid(validateQuery, coerceQuery(querySchema, ctx.query), '', 'query string');
+    } else if (Object.keys(ctx.query).length > 0) {
+      ctx.state.query = assertValid(NO_QUERY, ctx.query, '', 'query string');
+    }
+    await next();
+  });
+  chain.push(async (ctx) => {
+    await spec.handler(ctx as RouteContext<Body, Query>);
+  });
+  router[spec.method](spec.operationId, spec.path, ...chain);
+}
+
+const NO_QUERY = ajv.compile({ type: 'object', additionalProperties: false, properties: {} }) as ValidateFunction<never>;
+
+/**
+ * Query strings arrive as strings: turn the ones the schema declares numeric or boolean into
+ * numbers and booleans (leaving anything unparsable for the validator to reject).
+ */
+export function coerceQuery(schema: JsonSchema, query: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
+  const out: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(query)) {
+    const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    const type = properties[key]?.type;
+    if ((type === 'integer' || type === 'number') && typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)) {
+      out[key] = Number(value);
+    } else if (type === 'boolean' && (value === 'true' || value === 'false')) {
+      out[key] = value === 'true';
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Paging parameters every list accepts. */
+export const PAGING_QUERY = {
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' },
+  offset: { type: 'integer', minimum: 0, default: 0, description: 'Default 0.' },
+} as const;
+
+/** The `{detail, code, errors?}` error body of /v1 and /v3. */
+export const ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['detail', 'code'],
+  properties: {
+    detail: { type: 'string' },
+    code: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};

@@ -1,0 +1,42 @@
+import compose from 'koa-compose';
+import type { Middleware } from 'koa';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { KoaAdapter } from '@bull-board/koa';
+import type { Runtime } from '../../lib/runtime.js';
+import type { RouteSpec } from '../route.js';
+
+export const BULL_BOARD_PATH = '/admin/queues';
+
+/**
+ * Bull Board at /admin/queues (production, where the queues are BullMQ's). The embedded profile
+ * has no BullMQ queues; there the same path answers the in-process queue depths as JSON.
+ */
+export function bullBoard(runtime: Runtime, guard: Middleware): Middleware | null {
+  const queues = runtime.bullQueues();
+  if (queues.length === 0) return null;
+  const serverAdapter = new KoaAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter });
+  const board = compose([guard, serverAdapter.registerPlugin()]);
+  return async (ctx, next) => {
+    if (ctx.path === BULL_BOARD_PATH || ctx.path.startsWith(`${BULL_BOARD_PATH}/`)) return board(ctx, next);
+    return next();
+  };
+}
+
+/** The embedded profile's answer at /admin/queues. */
+export function queueDepthRoute(runtime: Runtime): RouteSpec<undefined, Record<string, never>> {
+  return {
+    method: 'get',
+    path: BULL_BOARD_PATH,
+    operationId: 'adminQueues',
+    summary: 'Bull Board (production profile); queue depths as JSON on the embedded profile.',
+    tag: 'Operations',
+    auth: 'admin',
+    responses: { 200: { description: 'Bull Board UI, or {driver, queues}' }, 401: { description: 'Admin token required' } },
+    async handler(ctx) {
+      ctx.body = { driver: runtime.queue.kind, queues: await runtime.queue.depths() };
+    },
+  };
+}

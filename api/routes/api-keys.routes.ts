@@ -1,0 +1,84 @@
+import type { ApiKeyView, CreatedApiKey } from '../../core/api-keys.js';
+import { iso } from '../../lib/time.js';
+import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
+import type { RouteDeps } from './deps.js';
+
+const KEY_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const show = (k: ApiKeyView) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: iso(k.created_at) });
+
+/** `/v1/api-keys`: the calling project's keys. */
+export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+  const create: RouteSpec<{ name?: string }, Record<string, never>> = {
+    method: 'post',
+    path: '/v1/api-keys',
+    operationId: 'createApiKey',
+    summary: 'Create an API key for the calling project. The key is shown once.',
+    tag: 'API keys',
+    auth: 'token',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: 'A label for the key.' } },
+    },
+    responses: {
+      201: {
+        description: 'The new key',
+        schema: { ...KEY_VIEW, properties: { ...KEY_VIEW.properties, key: { type: 'string' }, project: { type: 'string' } } },
+      },
+      400: { description: 'Invalid body', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      const { projectId, projectName } = ctx.state.principal;
+      const created: CreatedApiKey = await runtime.apiKeys.create(projectId, projectName, ctx.state.body.name);
+      ctx.status = 201;
+      ctx.body = { ...show(created), key: created.key, project: created.project };
+    },
+  };
+
+  const list: RouteSpec<undefined, { limit?: number; offset?: number }> = {
+    method: 'get',
+    path: '/v1/api-keys',
+    operationId: 'listApiKeys',
+    summary: "List the calling project's API keys, newest first (never the keys themselves).",
+    tag: 'API keys',
+    auth: 'token',
+    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    responses: {
+      200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: KEY_VIEW } } } },
+    },
+    async handler(ctx) {
+      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const keys = await runtime.apiKeys.list(ctx.state.principal.projectId, limit, offset);
+      ctx.body = { api_keys: keys.map(show) };
+    },
+  };
+
+  const revoke: RouteSpec<undefined, Record<string, never>> = {
+    method: 'delete',
+    path: '/v1/api-keys/:id',
+    operationId: 'revokeApiKey',
+    summary: 'Revoke an API key of the calling project. The last key of a project cannot be revoked.',
+    tag: 'API keys',
+    auth: 'token',
+    responses: {
+      204: { description: 'Revoked' },
+      404: { description: 'No such key in this project', schema: ERROR_SCHEMA },
+      409: { description: 'It is the last key', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      await runtime.apiKeys.revoke(ctx.state.principal.projectId, String(ctx.params.id));
+      ctx.status = 204;
+    },
+  };
+
+  return [create, list, revoke] as Array<RouteSpec<never, never>>;
+}

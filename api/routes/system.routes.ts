@@ -1,0 +1,73 @@
+import { createRequire } from 'node:module';
+import { buildOpenApi } from '../openapi.js';
+import type { RouteCatalog, RouteSpec } from '../route.js';
+import type { RouteDeps } from './deps.js';
+
+const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/** Health, readiness, metrics and the OpenAPI document: unauthenticated, for operators and tools. */
+export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Array<RouteSpec<never, never>> {
+  const healthz: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'healthz',
+    summary: 'The process is up.',
+    tag: 'Operations',
+    auth: 'none',
+    responses: { 200: { description: 'Up', schema: { type: 'object', properties: { status: { type: 'string' } } } } },
+    handler(ctx) {
+      ctx.body = { status: 'ok' };
+    },
+  };
+
+  const readyz: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readyz',
+    summary: 'Every dependency (database, queue, vector store) answers. 503 names the ones that do not.',
+    tag: 'Operations',
+    auth: 'none',
+    responses: {
+      200: { description: 'Ready' },
+      503: { description: 'A dependency is unreachable' },
+    },
+    async handler(ctx) {
+      const checks = await runtime.readiness();
+      const ready = checks.every((c) => c.ok);
+      ctx.status = ready ? 200 : 503;
+      if (!ready) ctx.set('Retry-After', '5');
+      ctx.body = { status: ready ? 'ready' : 'unavailable', profile: runtime.config.profile, checks };
+    },
+  };
+
+  const metrics: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics: request latency histogram, queue depths, outbox backlog, process stats.',
+    tag: 'Operations',
+    auth: 'none',
+    responses: { 200: { description: 'Prometheus text format' } },
+    async handler(ctx) {
+      ctx.type = runtime.metrics.registry.contentType;
+      ctx.body = await runtime.metrics.registry.metrics();
+    },
+  };
+
+  let document: unknown = null;
+  const openapi: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    summary: 'This document.',
+    tag: 'Operations',
+    auth: 'none',
+    responses: { 200: { description: 'OpenAPI 3.1' } },
+    handler(ctx) {
+      document ??= buildOpenApi(catalog, pkg.version);
+      ctx.body = document;
+    },
+  };
+
+  return [healthz, readyz, metrics, openapi] as Array<RouteSpec<never, never>>;
+}

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexModule, { type Knex } from 'knex';
+import type { Config } from '../lib/config.js';
+
+export type { Knex };
+
+const knexFactory = (knexModule as unknown as { knex: typeof knexModule }).knex ?? knexModule;
+
+/** The relational store: a SQLite file on the embedded profile, MySQL/MariaDB in production. */
+export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Knex {
+  if (config.databaseUrl !== null) {
+    const url = new URL(config.databaseUrl);
+    return knexFactory({
+      client: 'mysql2',
+      connection: {
+        host: url.hostname,
+        port: url.port === '' ? 3306 : Number(url.port),
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        database: url.pathname.replace(/^\//, ''),
+        charset: 'utf8mb4',
+        // Timestamps are stored as epoch milliseconds; BIGINT fits a JS number for that range.
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+        connectTimeout: 5_000,
+      },
+      pool: { min: 0, max: 10 },
+      acquireConnectionTimeout: 10_000,
+    });
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: path.join(config.dataDir, 'cairn.sqlite') },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate(conn: { pragma: (sql: string) => unknown }, done: (err: Error | null, conn: unknown) => void) {
+        // WAL lets readers proceed during a write; busy_timeout covers the CLI writing while the server runs.
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = NORMAL');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('busy_timeout = 5000');
+        done(null, conn);
+      },
+    },
+  });
+}
+
+/** True on MySQL/MariaDB, where row locks (`FOR UPDATE SKIP LOCKED`) exist. */
+export function supportsRowLocks(db: Knex): boolean {
+  return db.client.config.client === 'mysql2';
+}
+
+/** Creates the database named in a MySQL URL if it is missing (used by migrate and tests). */
+export async function ensureMysqlDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.replace(/^\//, '');
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Refusing to create database with unusual name "${name}"`);
+  url.pathname = '/';
+  const admin = createDatabase({ databaseUrl: url.toString().replace(/\/$/, '/mysql'), dataDir: '' });
+  try {
+    await admin.raw(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  } finally {
+    await admin.destroy();
+  }
+}

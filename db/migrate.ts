@@ -1,0 +1,47 @@
+import type { Knex } from 'knex';
+import * as projects from './migrations/0001_projects.js';
+import * as apiKeys from './migrations/0002_api_keys.js';
+import * as outbox from './migrations/0003_outbox.js';
+import * as probes from './migrations/0004_probes.js';
+
+/** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
+const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
+  ['0001_projects', projects],
+  ['0002_api_keys', apiKeys],
+  ['0003_outbox', outbox],
+  ['0004_probes', probes],
+];
+
+/** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */
+class BuiltInMigrations implements Knex.MigrationSource<string> {
+  getMigrations(): Promise<string[]> {
+    return Promise.resolve(MIGRATIONS.map(([name]) => name));
+  }
+  getMigrationName(name: string): string {
+    return name;
+  }
+  getMigration(name: string): Promise<Knex.Migration> {
+    const found = MIGRATIONS.find(([n]) => n === name);
+    if (!found) throw new Error(`Unknown migration ${name}`);
+    return Promise.resolve(found[1]);
+  }
+}
+
+const options = (): Knex.MigratorConfig => ({ migrationSource: new BuiltInMigrations() });
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateLatest(db: Knex): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest(options())) as [number, string[]];
+  return applied;
+}
+
+/** Names of migrations not yet applied. */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
+  const [, pending] = (await db.migrate.list(options())) as [unknown[], Array<{ file: string } | string>];
+  return pending.map((p) => (typeof p === 'string' ? p : p.file));
+}
+
+/** Releases the migration lock left behind by a migrate process that was killed. */
+export async function releaseMigrationLock(db: Knex): Promise<void> {
+  await db.migrate.forceFreeMigrationsLock(options());
+}

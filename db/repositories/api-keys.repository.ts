@@ -1,0 +1,65 @@
+import type { Knex } from 'knex';
+
+export interface ApiKeyRow {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: number;
+}
+
+/** What an API key resolves to: the key and the project it acts for. */
+export interface KeyPrincipal {
+  keyId: string;
+  projectId: string;
+  projectName: string;
+}
+
+/** API key rows. Every query but the hash lookup is scoped by project. */
+export class ApiKeysRepository {
+  constructor(private readonly db: Knex) {}
+
+  async insert(row: ApiKeyRow): Promise<void> {
+    await this.db('api_keys').insert(row);
+  }
+
+  /** The authentication lookup: by hash, across projects (the hash is the credential). */
+  async findPrincipalByHash(keyHash: string): Promise<KeyPrincipal | undefined> {
+    const row = (await this.db('api_keys as k')
+      .join('projects as p', 'p.id', 'k.project_id')
+      .where('k.key_hash', keyHash)
+      .first('k.id as keyId', 'k.project_id as projectId', 'p.name as projectName')) as KeyPrincipal | undefined;
+    return row;
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
+    return (await this.db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).first()) as ApiKeyRow | undefined;
+  }
+
+  async list(projectId: string, limit: number, offset: number): Promise<ApiKeyRow[]> {
+    return (await this.db<ApiKeyRow>('api_keys')
+      .where({ project_id: projectId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit)
+      .offset(offset)) as ApiKeyRow[];
+  }
+
+  async get(projectId: string, id: string): Promise<ApiKeyRow | undefined> {
+    return (await this.db<ApiKeyRow>('api_keys').where({ project_id: projectId, id }).first()) as ApiKeyRow | undefined;
+  }
+
+  async count(projectId: string): Promise<number> {
+    const row = (await this.db('api_keys').where({ project_id: projectId }).count({ n: '*' }).first()) as
+      | { n: number | string }
+      | undefined;
+    return Number(row?.n ?? 0);
+  }
+
+  async delete(projectId: string, id: string): Promise<number> {
+    return this.db('api_keys').where({ project_id: projectId, id }).delete();
+  }
+}

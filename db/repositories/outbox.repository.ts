@@ -1,0 +1,95 @@
+import type { Knex } from 'knex';
+import type { JobEnvelope } from '../../jobs/catalogue.js';
+import { nowMs } from '../../lib/time.js';
+import { supportsRowLocks } from '../knex.js';
+
+export interface OutboxEntry {
+  id: number;
+  projectId: string;
+  envelope: JobEnvelope;
+  attempts: number;
+}
+
+interface OutboxRow {
+  id: number;
+  project_id: string;
+  job_name: string;
+  job_id: string;
+  payload: string;
+  attempts: number;
+}
+
+/** The outbox table: written inside the caller's transaction, drained by the relay. */
+export class OutboxRepository {
+  constructor(private readonly db: Knex) {}
+
+  /** Records derived work in the same transaction as the row that needs it. */
+  async add(trx: Knex.Transaction, projectId: string, job: JobEnvelope): Promise<void> {
+    const now = nowMs();
+    await trx('outbox').insert({
+      project_id: projectId,
+      job_name: job.name,
+      job_id: job.jobId,
+      payload: JSON.stringify(job.payload),
+      attempts: 0,
+      available_at: now,
+      locked_until: null,
+      last_error: null,
+      created_at: now,
+    });
+  }
+
+  /**
+   * Leases up to `limit` due entries to this relay. On MySQL, `SKIP LOCKED` lets relays in
+   * several processes drain the table side by side without taking the same entry.
+   */
+  async claim(limit: number, leaseMs: number, exclude: ReadonlySet<number>): Promise<OutboxEntry[]> {
+    return this.db.transaction(async (trx) => {
+      const now = nowMs();
+      let query = trx<OutboxRow>('outbox')
+        .where('available_at', '<=', now)
+        .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<', now))
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'project_id', 'job_name', 'job_id', 'payload', 'attempts');
+      if (exclude.size > 0) query = query.whereNotIn('id', [...exclude]);
+      if (supportsRowLocks(this.db)) query = query.forUpdate().skipLocked();
+      const rows = (await query) as OutboxRow[];
+      if (rows.length === 0) return [];
+      await trx('outbox')
+        .whereIn(
+          'id',
+          rows.map((r) => r.id),
+        )
+        .update({ locked_until: now + leaseMs, attempts: trx.raw('attempts + 1') });
+      return rows.map((r) => ({
+        id: Number(r.id),
+        projectId: r.project_id,
+        attempts: r.attempts + 1,
+        envelope: { name: r.job_name, jobId: r.job_id, payload: JSON.parse(r.payload) } as JobEnvelope,
+      }));
+    });
+  }
+
+  /** The queue has the job: the entry is done. */
+  async complete(id: number): Promise<void> {
+    await this.db('outbox').where({ id }).delete();
+  }
+
+  /** The queue could not take the job: try again at `retryAt`. */
+  async release(id: number, error: string, retryAt: number): Promise<void> {
+    await this.db('outbox')
+      .where({ id })
+      .update({ locked_until: null, available_at: retryAt, last_error: error.slice(0, 2000) });
+  }
+
+  /** Frees every lease (a single embedded process starting up owns the whole table). */
+  async releaseAll(): Promise<void> {
+    await this.db('outbox').whereNotNull('locked_until').update({ locked_until: null });
+  }
+
+  async countPending(): Promise<number> {
+    const row = (await this.db('outbox').count({ n: '*' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+}

@@ -1,0 +1,54 @@
+import type { Logger } from '../lib/logger.js';
+import { ajv } from '../lib/validation.js';
+import { JOB_NAMES, JOBS, type JobName, type JobOf } from './catalogue.js';
+
+/** What a handler gets besides its payload. */
+export interface JobContext {
+  /** 1 on the first run, 2 on the first retry, and so on. */
+  attempt: number;
+  /** Identifies the process running the job (host:pid). */
+  worker: string;
+  log: Logger;
+}
+
+export type JobHandler<N extends JobName> = (payload: JobOf<N>, ctx: JobContext) => Promise<void>;
+export type JobHandlers = { [N in JobName]: JobHandler<N> };
+
+/** A payload that can never succeed: logged and dropped, never retried. */
+export class PoisonJobError extends Error {
+  override name = 'PoisonJobError';
+}
+
+const validators = Object.fromEntries(JOB_NAMES.map((name) => [name, ajv.compile(JOBS[name].schema)])) as unknown as {
+  [N in JobName]: (data: unknown) => data is JobOf<N>;
+};
+
+/**
+ * Checks that every job in the catalogue has exactly one handler and nothing else is handled;
+ * a process refuses to start otherwise.
+ */
+export function assertHandlers(handlers: Partial<Record<string, unknown>>): asserts handlers is JobHandlers {
+  const missing = JOB_NAMES.filter((name) => typeof handlers[name] !== 'function');
+  const unknown = Object.keys(handlers).filter((name) => !(JOB_NAMES as string[]).includes(name));
+  if (missing.length > 0 || unknown.length > 0) {
+    throw new Error(
+      `Job handlers do not match the catalogue: missing ${missing.join(', ') || 'none'}; unknown ${unknown.join(', ') || 'none'}`,
+    );
+  }
+}
+
+/**
+ * Runs one job: re-validates the payload (a queue may hold jobs written by an older version)
+ * and calls the handler. Both queue drivers execute jobs through here.
+ */
+export async function runJob(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext): Promise<void> {
+  if (!(JOB_NAMES as string[]).includes(name)) throw new PoisonJobError(`No handler for job "${name}"`);
+  const jobName = name as JobName;
+  const validate = validators[jobName];
+  if (!validate(payload)) {
+    const { errors } = validate as unknown as { errors: Parameters<typeof ajv.errorsText>[0] };
+    throw new PoisonJobError(`Invalid payload for ${name}: ${ajv.errorsText(errors)}`);
+  }
+  const handler = handlers[jobName] as JobHandler<typeof jobName>;
+  await handler(payload, ctx);
+}

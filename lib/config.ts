@@ -1,0 +1,185 @@
+import path from 'node:path';
+
+/** Which adapters a process uses: everything in-process, or MySQL + BullMQ/Redis + Milvus. */
+export type Profile = 'embedded' | 'production';
+
+/** The whole configuration, read from the environment once at start-up. */
+export interface Config {
+  profile: Profile;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  milvusAddress: string | null;
+  milvusToken: string | null;
+  localModelDir: string | null;
+  cohereApiKey: string | null;
+  openaiBaseUrl: string | null;
+  openaiApiKey: string | null;
+  bootstrapApiKey: string | null;
+  adminToken: string | null;
+  secretsKey: Buffer | null;
+  oidc: {
+    issuer: string | null;
+    audience: string | null;
+    jwksUrl: string | null;
+    usernameClaim: string;
+  };
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Largest accepted JSON request body, in bytes. */
+  bodyLimitBytes: number;
+  /** Redis key prefix of the queues and the key cache. */
+  queuePrefix: string;
+  /** Jobs a worker process runs at once, per queue. */
+  workerConcurrency: number;
+  /** How long a worker holds a job lock before BullMQ considers the job stalled. */
+  jobLockMs: number;
+  /** Seconds to wait for in-flight work on shutdown before forcing exit. */
+  shutdownTimeoutMs: number;
+}
+
+/** Thrown when the environment is invalid; lists every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Reads and validates the environment. Every problem is collected before failing, so an
+ * operator fixes them all in one go.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | null => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? null : value.trim();
+  };
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === null) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const url = (name: string, protocols: string[]): string | null => {
+    const raw = read(name);
+    if (raw === null) return null;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        problems.push(`${name} must use ${protocols.map((p) => `${p}//`).join(' or ')} (got "${parsed.protocol}//")`);
+      }
+    } catch {
+      problems.push(`${name} must be a URL such as ${protocols[0]}//host:port (got "${redact(raw)}")`);
+    }
+    return raw;
+  };
+
+  const secret = (name: string, minLength: number): string | null => {
+    const raw = read(name);
+    if (raw !== null && raw.length < minLength) {
+      problems.push(`${name} must be at least ${minLength} characters long`);
+    }
+    return raw;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const dataDir = path.resolve(read('DATA_DIR') ?? './data');
+  const databaseUrl = url('DATABASE_URL', ['mysql:', 'mysql2:', 'mariadb:']);
+  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+  const milvusAddress = read('MILVUS_ADDRESS');
+  if (milvusAddress !== null && !/^(https?:\/\/)?[A-Za-z0-9.\-_[\]:]+:\d{1,5}\/?$/.test(milvusAddress)) {
+    problems.push(`MILVUS_ADDRESS must be host:port or http(s)://host:port (got "${milvusAddress}")`);
+  }
+
+  const production = [databaseUrl, redisUrl, milvusAddress].some((v) => v !== null);
+  if (production) {
+    const missing = (
+      [
+        ['DATABASE_URL', databaseUrl],
+        ['REDIS_URL', redisUrl],
+        ['MILVUS_ADDRESS', milvusAddress],
+      ] as const
+    ).filter(([, value]) => value === null);
+    for (const [name] of missing) {
+      problems.push(
+        `${name} is required on the production profile (DATABASE_URL, REDIS_URL and MILVUS_ADDRESS go together; set none of them for the embedded profile)`,
+      );
+    }
+  }
+
+  const secretsKeyRaw = read('SECRETS_KEY');
+  let secretsKey: Buffer | null = null;
+  if (secretsKeyRaw !== null) {
+    const decoded = /^[0-9a-fA-F]{64}$/.test(secretsKeyRaw)
+      ? Buffer.from(secretsKeyRaw, 'hex')
+      : Buffer.from(secretsKeyRaw, 'base64');
+    if (decoded.length !== 32) {
+      problems.push('SECRETS_KEY must be 32 bytes, given as 64 hex characters or base64 (e.g. `openssl rand -base64 32`)');
+    } else {
+      secretsKey = decoded;
+    }
+  }
+
+  const logLevelRaw = read('LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
+  }
+
+  const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(queuePrefix)) {
+    problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-" (got "${queuePrefix}")`);
+  }
+
+  const config: Config = {
+    profile: production ? 'production' : 'embedded',
+    port,
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    milvusAddress,
+    milvusToken: read('MILVUS_TOKEN'),
+    localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
+    cohereApiKey: read('COHERE_API_KEY'),
+    openaiBaseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
+    openaiApiKey: read('OPENAI_API_KEY'),
+    bootstrapApiKey: secret('BOOTSTRAP_API_KEY', 16),
+    adminToken: secret('ADMIN_TOKEN', 16),
+    secretsKey,
+    oidc: {
+      issuer: url('OIDC_ISSUER', ['http:', 'https:']),
+      audience: read('OIDC_AUDIENCE'),
+      jwksUrl: url('OIDC_JWKS_URL', ['http:', 'https:']),
+      usernameClaim: read('OIDC_USERNAME_CLAIM') ?? 'preferred_username',
+    },
+    logLevel: (LOG_LEVELS as readonly string[]).includes(logLevelRaw) ? (logLevelRaw as Config['logLevel']) : 'info',
+    bodyLimitBytes: int('BODY_LIMIT_MB', 10, 1, 1024) * 1024 * 1024,
+    queuePrefix,
+    workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
+    jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
+  };
+
+  if (config.oidc.audience !== null && config.oidc.issuer === null && config.oidc.jwksUrl === null) {
+    problems.push('OIDC_AUDIENCE is set but neither OIDC_ISSUER nor OIDC_JWKS_URL is');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Hides credentials in a URL before it is echoed back in an error message. */
+function redact(value: string): string {
+  return value.replace(/\/\/[^@/]*@/, '//***@');
+}

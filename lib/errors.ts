@@ -1,0 +1,72 @@
+/** One field-level problem in a request, located by a JSON pointer. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/**
+ * The one error type Cairn throws on purpose. `status` is the HTTP status, `code` a stable
+ * snake_case identifier clients can branch on, `detail` a sentence saying what to fix.
+ */
+export class AppError extends Error {
+  readonly expose = true;
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (code: string, detail: string, errors?: FieldError[]): AppError =>
+  new AppError(400, code, detail, errors);
+
+export const unauthorized = (detail: string, code = 'unauthenticated'): AppError =>
+  new AppError(401, code, detail, undefined, { 'WWW-Authenticate': 'Token' });
+
+export const forbidden = (detail: string): AppError => new AppError(403, 'forbidden', detail);
+
+export const notFound = (detail: string, code = 'not_found'): AppError => new AppError(404, code, detail);
+
+export const conflict = (detail: string, code = 'conflict'): AppError => new AppError(409, code, detail);
+
+export const payloadTooLarge = (detail: string): AppError => new AppError(413, 'payload_too_large', detail);
+
+export const unsupportedMediaType = (detail: string): AppError =>
+  new AppError(415, 'unsupported_media_type', detail);
+
+export const rateLimited = (detail: string, retryAfterSeconds: number): AppError =>
+  new AppError(429, 'rate_limited', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+
+/** A dependency (database, Redis, Milvus, a model provider) is unreachable: retry later. */
+export const unavailable = (detail: string, retryAfterSeconds = 5): AppError =>
+  new AppError(503, 'service_unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+
+/** Registry paths speak gRPC-style codes; this maps an HTTP status onto them. */
+export function registryCode(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+    case 415:
+      return 'invalid_argument';
+    case 401:
+      return 'unauthenticated';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 409:
+      return 'conflict';
+    case 429:
+      return 'resource_exhausted';
+    case 503:
+      return 'unavailable';
+    default:
+      return 'internal';
+  }
+}

@@ -1,0 +1,57 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics of one process. Each runtime owns its registry, so tests never collide. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly queueJobs: Gauge<'queue' | 'state'>;
+  readonly outboxPending: Gauge;
+
+  constructor(collect: { queueDepths: () => Promise<Array<Record<string, number | string>>>; outbox: () => Promise<number> }) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
+    this.httpDuration = new Histogram({
+      name: 'cairn_http_request_duration_seconds',
+      help: 'HTTP request latency by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.httpRequests = new Counter({
+      name: 'cairn_http_requests_total',
+      help: 'HTTP requests by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.queueJobs = new Gauge({
+      name: 'cairn_queue_jobs',
+      help: 'Jobs per queue and state, read when scraped',
+      labelNames: ['queue', 'state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const depth of await collect.queueDepths()) {
+            for (const [state, count] of Object.entries(depth)) {
+              if (state !== 'queue' && typeof count === 'number') this.set({ queue: String(depth.queue), state }, count);
+            }
+          }
+        } catch {
+          // Queue backend unreachable: /readyz says so; the gauge just stays empty.
+        }
+      },
+    });
+    this.outboxPending = new Gauge({
+      name: 'cairn_outbox_pending',
+      help: 'Outbox entries not yet handed to the queue',
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await collect.outbox());
+        } catch {
+          // Database unreachable: reported by /readyz.
+        }
+      },
+    });
+  }
+}

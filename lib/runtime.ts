@@ -1,0 +1,182 @@
+import type { Queue } from 'bullmq';
+import { ApiKeys } from '../core/api-keys.js';
+import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
+import { Probes } from '../core/probes.js';
+import { createDatabase, type Knex } from '../db/knex.js';
+import { migrateLatest, pendingMigrations } from '../db/migrate.js';
+import { createMilvus, pingMilvus, type MilvusClient } from '../db/milvus.js';
+import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
+import { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import { ProbesRepository } from '../db/repositories/probes.repository.js';
+import { ProjectsRepository } from '../db/repositories/projects.repository.js';
+import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
+import { probeTouchJob } from '../jobs/probe-touch.job.js';
+import { BullmqQueue } from '../workers/bullmq.driver.js';
+import { InProcessQueue } from '../workers/in-process.driver.js';
+import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
+import type { QueueDriver } from '../workers/queue-driver.js';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { Metrics } from './metrics.js';
+import { Shutdown, ShutdownPhase } from './shutdown.js';
+
+/** What a process does: serve HTTP, run jobs, or both (`npm start`). */
+export type Role = 'all' | 'api' | 'worker';
+
+export interface RuntimeOptions {
+  role: Role;
+  logger?: Logger;
+  relay?: Partial<RelayOptions>;
+  /** Apply pending migrations at start (always on the embedded profile). */
+  migrate?: boolean;
+}
+
+/** The result of one readiness probe. */
+export interface DependencyStatus {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
+/**
+ * Everything a Cairn process needs, built from the configuration: the adapters of its profile,
+ * the domain services, and an ordered shutdown. HTTP and worker entry points share it.
+ */
+export class Runtime {
+  readonly repositories;
+  readonly apiKeys: ApiKeys;
+  readonly probes: Probes;
+  readonly metrics: Metrics;
+  readonly shutdown: Shutdown;
+
+  private constructor(
+    readonly config: Config,
+    readonly role: Role,
+    readonly log: Logger,
+    readonly db: Knex,
+    readonly queue: QueueDriver,
+    readonly keyCache: KeyCache,
+    readonly milvus: MilvusClient | null,
+    relayOptions: Partial<RelayOptions>,
+  ) {
+    this.repositories = {
+      projects: new ProjectsRepository(db),
+      apiKeys: new ApiKeysRepository(db),
+      outbox: new OutboxRepository(db),
+      probes: new ProbesRepository(db),
+    };
+    this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
+    this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
+    this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
+    this.metrics = new Metrics({
+      queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
+      outbox: () => this.repositories.outbox.countPending(),
+    });
+    this.shutdown = new Shutdown(log, config.shutdownTimeoutMs);
+    this.shutdown.add('outbox relay', ShutdownPhase.workers, () => this.relay.stop());
+    this.shutdown.add('workers', ShutdownPhase.workers, () => queue.closeWorkers());
+    this.shutdown.add('queues', ShutdownPhase.queues, () => queue.closeQueues());
+    this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
+    if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.closeConnection().then(() => undefined));
+    this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
+  }
+
+  readonly relay: OutboxRelay;
+
+  /** Builds the runtime of a profile: connects, migrates where allowed, ensures the bootstrap key. */
+  static async create(config: Config, options: RuntimeOptions): Promise<Runtime> {
+    const log = options.logger ?? createLogger(config.logLevel, { role: options.role });
+    if (config.profile === 'embedded' && options.role !== 'all') {
+      throw new Error(
+        'The embedded profile runs API and worker in one process (npm start). Set DATABASE_URL, REDIS_URL and MILVUS_ADDRESS to run them apart.',
+      );
+    }
+    const db = createDatabase(config);
+    try {
+      if (config.profile === 'embedded' || options.migrate) {
+        await migrateLatest(db);
+      } else {
+        const pending = await pendingMigrations(db);
+        if (pending.length > 0) {
+          throw new Error(`The database is missing migrations (${pending.join(', ')}). Run: npm run db:migrate`);
+        }
+      }
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
+    const production = config.profile === 'production';
+    const queue: QueueDriver = production
+      ? new BullmqQueue(
+          {
+            redisUrl: config.redisUrl as string,
+            prefix: config.queuePrefix,
+            concurrency: config.workerConcurrency,
+            lockMs: config.jobLockMs,
+          },
+          log.child({ component: 'queue' }),
+        )
+      : new InProcessQueue(log.child({ component: 'queue' }), config.workerConcurrency);
+    const keyCache: KeyCache = production
+      ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
+      : new MemoryKeyCache();
+    const milvus = production ? createMilvus(config.milvusAddress as string, config.milvusToken) : null;
+    const runtime = new Runtime(config, options.role, log, db, queue, keyCache, milvus, options.relay ?? {});
+    if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
+    return runtime;
+  }
+
+  /** The job handlers, checked against the catalogue. */
+  handlers(): JobHandlers {
+    const handlers = { 'probe.touch': probeTouchJob(this.probes) };
+    assertHandlers(handlers);
+    return handlers;
+  }
+
+  /** Starts background work: the outbox relay everywhere, job consumers where the role runs jobs. */
+  async start(): Promise<void> {
+    if (this.config.profile === 'embedded') {
+      // One embedded process owns the outbox: leases left by a previous run are stale.
+      await this.repositories.outbox.releaseAll();
+    }
+    if (this.role !== 'api') this.queue.startWorkers(this.handlers());
+    this.relay.start();
+    this.relay.kick();
+  }
+
+  /** BullMQ queues for Bull Board (production only). */
+  bullQueues(): Queue[] {
+    return this.queue instanceof BullmqQueue ? this.queue.bullQueues() : [];
+  }
+
+  /** Probes every dependency of this profile. */
+  async readiness(): Promise<DependencyStatus[]> {
+    const check = async (name: string, probe: () => Promise<unknown>): Promise<DependencyStatus> => {
+      try {
+        await withTimeout(probe(), 2_000);
+        return { name, ok: true };
+      } catch (err) {
+        return { name, ok: false, error: err instanceof Error ? err.message : String(err) };
+      }
+    };
+    const checks = [check('database', () => this.db.raw('select 1')), check('queue', () => this.queue.ping())];
+    if (this.milvus) checks.push(check('vectors', () => pingMilvus(this.milvus as MilvusClient)));
+    return Promise.all(checks);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}

@@ -1,0 +1,131 @@
+import os from 'node:os';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { JOBS, QUEUE_NAMES, type JobEnvelope, type QueueName } from '../jobs/catalogue.js';
+import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
+import type { Logger } from '../lib/logger.js';
+import { JOB_ATTEMPTS, JOB_BACKOFF_MS, type QueueDepth, type QueueDriver } from './queue-driver.js';
+
+export interface BullmqOptions {
+  redisUrl: string;
+  /** Key prefix in Redis; lets several deployments (or test runs) share one Redis. */
+  prefix: string;
+  concurrency: number;
+  /** Lock time of a running job; a worker that dies loses the lock and the job is re-run. */
+  lockMs: number;
+}
+
+/**
+ * BullMQ on Redis. Producers fail fast when Redis is down (the outbox keeps the work); workers
+ * wait for Redis to come back. Stalled jobs (their worker died) are moved back and re-run.
+ */
+export class BullmqQueue implements QueueDriver {
+  readonly kind = 'bullmq' as const;
+  private readonly producer: Redis;
+  private readonly queues: Map<QueueName, Queue>;
+  private readonly workers: Worker[] = [];
+  private readonly workerConnections: Redis[] = [];
+  private readonly worker = `${os.hostname()}:${process.pid}`;
+
+  constructor(
+    private readonly options: BullmqOptions,
+    private readonly log: Logger,
+  ) {
+    this.producer = new Redis(options.redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2_000,
+      lazyConnect: false,
+    });
+    this.producer.on('error', (err) => this.log.debug({ err: err.message }, 'queue producer connection error'));
+    this.queues = new Map(
+      QUEUE_NAMES.map((name) => {
+        const queue = new Queue(name, { connection: this.producer, prefix: options.prefix });
+        queue.on('error', (err) => this.log.debug({ err: err.message, queue: name }, 'queue error'));
+        return [name, queue];
+      }),
+    );
+  }
+
+  /** The BullMQ queues, for Bull Board. */
+  bullQueues(): Queue[] {
+    return [...this.queues.values()];
+  }
+
+  async dispatch(job: JobEnvelope): Promise<void> {
+    const queue = this.queues.get(JOBS[job.name].queue) as Queue;
+    await queue.add(job.name, job.payload, {
+      jobId: job.jobId,
+      attempts: JOB_ATTEMPTS,
+      backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
+      removeOnComplete: { count: 1_000, age: 24 * 3600 },
+      removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
+    });
+  }
+
+  startWorkers(handlers: JobHandlers): void {
+    for (const name of QUEUE_NAMES) {
+      const connection = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
+      connection.on('error', (err) => this.log.debug({ err: err.message }, 'worker connection error'));
+      this.workerConnections.push(connection);
+      const worker = new Worker(
+        name,
+        async (job: Job) => {
+          const log = this.log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
+          try {
+            await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
+          } catch (err) {
+            if (err instanceof PoisonJobError) {
+              log.error({ reason: err.message }, 'poison job dropped');
+              throw new UnrecoverableError(err.message);
+            }
+            throw err;
+          }
+        },
+        {
+          connection,
+          prefix: this.options.prefix,
+          concurrency: this.options.concurrency,
+          lockDuration: this.options.lockMs,
+          stalledInterval: this.options.lockMs,
+          maxStalledCount: 2,
+        },
+      );
+      worker.on('error', (err) => this.log.warn({ err: err.message, queue: name }, 'worker error'));
+      worker.on('failed', (job, err) =>
+        this.log.warn({ job: job?.name, jobId: job?.id, attempts: job?.attemptsMade, error: err.message }, 'job failed'),
+      );
+      this.workers.push(worker);
+    }
+  }
+
+  async depths(): Promise<QueueDepth[]> {
+    return Promise.all(
+      [...this.queues.entries()].map(async ([queue, q]) => {
+        const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+        return {
+          queue,
+          waiting: c.waiting ?? 0,
+          active: c.active ?? 0,
+          delayed: c.delayed ?? 0,
+          failed: c.failed ?? 0,
+          completed: c.completed ?? 0,
+        };
+      }),
+    );
+  }
+
+  async ping(): Promise<void> {
+    await this.producer.ping();
+  }
+
+  async closeWorkers(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all(this.workerConnections.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  async closeQueues(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.producer.quit().catch(() => this.producer.disconnect());
+  }
+}
