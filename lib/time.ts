@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 
-/** A new resource id. */
-export const newId = (): string => randomUUID();
+/** A new resource id: UUIDv7, so ids sort by creation time and break `created_at` ties in order. */
+export const newId = (): string => uuidv7();
 
 /** Epoch milliseconds, the unit every stored timestamp uses. */
 export const nowMs = (): number => Date.now();

@@ -1,0 +1,131 @@
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+// `npm test`: unit tests, then the integration suite on each profile (embedded, then production
+// against real MariaDB, Redis and Milvus Lite). A missing service fails the run; nothing is
+// skipped. Milvus Lite is installed into .cache/ and started here when nothing answers.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    profiles: { type: 'string', default: process.env.CAIRN_TEST_PROFILES ?? 'embedded,production' },
+    grep: { type: 'string' },
+  },
+});
+
+interface Tally {
+  passed: number;
+  failed: number;
+}
+
+const totals: Tally = { passed: 0, failed: 0 };
+let failedRuns = 0;
+
+const env = {
+  mysql: process.env.TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/cairn_test',
+  redis: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  milvus: process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530',
+};
+
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(1500);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function hostPort(value: string, fallbackPort: number): [string, number] {
+  const url = new URL(value.includes('://') ? value : `tcp://${value}`);
+  return [url.hostname, url.port === '' ? fallbackPort : Number(url.port)];
+}
+
+function runMocha(config: string, extraEnv: Record<string, string>, label: string): Promise<void> {
+  return new Promise((resolve) => {
+    const args = ['mocha', '--config', config, ...(values.grep ? ['--grep', values.grep] : [])];
+    const child = spawn('npx', args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      output += chunk.toString();
+    });
+    child.on('close', (code) => {
+      const passed = Number(/(\d+) passing/.exec(output)?.[1] ?? 0);
+      const failed = Number(/(\d+) failing/.exec(output)?.[1] ?? 0);
+      totals.passed += passed;
+      totals.failed += failed;
+      if (code !== 0) failedRuns += 1;
+      process.stdout.write(`\n${label}: ${passed} passed, ${failed} failed${code !== 0 && failed === 0 ? ` (mocha exited ${code})` : ''}\n\n`);
+      resolve();
+    });
+  });
+}
+
+let startedMilvus = false;
+
+async function ensureProductionServices(): Promise<void> {
+  const [dbHost, dbPort] = hostPort(env.mysql, 3306);
+  const [redisHost, redisPort] = hostPort(env.redis, 6379);
+  const missing: string[] = [];
+  if (!(await reachable(dbHost, dbPort))) missing.push(`MariaDB/MySQL at ${dbHost}:${dbPort}`);
+  if (!(await reachable(redisHost, redisPort))) missing.push(`Redis at ${redisHost}:${redisPort}`);
+  if (missing.length > 0) {
+    throw new Error(
+      `The production-profile tests need ${missing.join(' and ')}, and nothing answers there. Start them (see README, "Tests") or run only the embedded profile with CAIRN_TEST_PROFILES=embedded.`,
+    );
+  }
+  const [milvusHost, milvusPort] = hostPort(env.milvus, 19530);
+  if (!(await reachable(milvusHost, milvusPort))) {
+    if (milvusHost !== '127.0.0.1' && milvusHost !== 'localhost') {
+      throw new Error(`Milvus at ${env.milvus} does not answer.`);
+    }
+    const result = spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['start', String(milvusPort)], { stdio: 'inherit' });
+    if (result.status !== 0) throw new Error('Milvus Lite could not be started (scripts/milvus-lite.sh start).');
+    startedMilvus = true;
+  }
+}
+
+try {
+  if (values.only !== 'integration') {
+    await runMocha('test/.mocharc.unit.json', {}, 'unit');
+  }
+  if (values.only !== 'unit') {
+    for (const profile of (values.profiles ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+      if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
+      if (profile === 'production') await ensureProductionServices();
+      await runMocha(
+        'test/.mocharc.integration.json',
+        {
+          CAIRN_TEST_PROFILE: profile,
+          TEST_DATABASE_URL: env.mysql,
+          TEST_REDIS_URL: env.redis,
+          TEST_MILVUS_ADDRESS: env.milvus,
+        },
+        `integration (${profile})`,
+      );
+    }
+  }
+} catch (err) {
+  failedRuns += 1;
+  process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
+} finally {
+  if (startedMilvus) {
+    const [, milvusPort] = hostPort(env.milvus, 19530);
+    spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['stop', String(milvusPort)], { stdio: 'inherit' });
+  }
+}
+
+process.stdout.write(`${totals.passed} passed, ${totals.failed} failed\n`);
+process.exitCode = failedRuns > 0 || totals.failed > 0 ? 1 : 0;

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import supertest from 'supertest';
+import type Koa from 'koa';
+import { createApp } from '../api/app.js';
+import { loadConfig } from '../lib/config.js';
+import { createLogger } from '../lib/logger.js';
+import { Runtime, type Role } from '../lib/runtime.js';
+import type { RelayOptions } from '../workers/outbox-relay.js';
+
+/** The profile this integration run exercises (`CAIRN_TEST_PROFILE`). */
+export const PROFILE: 'embedded' | 'production' = process.env.CAIRN_TEST_PROFILE === 'production' ? 'production' : 'embedded';
+export const isProduction = PROFILE === 'production';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/cairn_test';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_MILVUS_ADDRESS = process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530';
+
+export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+/** A name no other test uses, so tests own their data and run in any order. */
+export const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+/** A fresh directory under the OS temp dir. */
+export const tempDir = (prefix = 'cairn-test-'): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+
+/**
+ * Environment for a Cairn process of this run's profile: its own SQLite directory (embedded) or
+ * the test database with its own queue prefix (production).
+ */
+export function profileEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const base: Record<string, string> = isProduction
+    ? {
+        DATABASE_URL: TEST_DATABASE_URL,
+        REDIS_URL: TEST_REDIS_URL,
+        MILVUS_ADDRESS: TEST_MILVUS_ADDRESS,
+        QUEUE_PREFIX: unique('t').replace('-', ''),
+      }
+    : { DATA_DIR: tempDir() };
+  return { LOG_LEVEL: 'silent', ...base, ...extra };
+}
+
+export interface TestRuntime {
+  runtime: Runtime;
+  app: Koa;
+  http: ReturnType<typeof supertest>;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Builds and starts a runtime plus its app for supertest; `close()` shuts it down and cleans its queues. */
+export async function startRuntime(
+  options: { role?: Role; env?: Record<string, string>; start?: boolean; relay?: Partial<RelayOptions> } = {},
+): Promise<TestRuntime> {
+  const env = profileEnv(options.env);
+  const config = loadConfig(env);
+  const runtime = await Runtime.create(config, {
+    role: options.role ?? 'all',
+    logger: createLogger(env.LOG_LEVEL ?? 'silent'),
+    relay: { pollMs: 100, maxBackoffMs: 500, ...options.relay },
+  });
+  if (options.start !== false) await runtime.start();
+  const app = createApp(runtime);
+  return {
+    runtime,
+    app,
+    http: supertest(app.callback()),
+    env,
+    async close() {
+      const queues = runtime.bullQueues();
+      await runtime.relay.stop();
+      await runtime.queue.closeWorkers();
+      await Promise.all(queues.map((q) => q.obliterate({ force: true }).catch(() => undefined)));
+      await runtime.shutdown.run();
+    },
+  };
+}
+
+/** Creates a project with a key through the domain (what `npm run keys` does). */
+export async function newProject(t: TestRuntime, name = unique('proj')): Promise<{ key: string; projectId: string; name: string }> {
+  const created = await t.runtime.apiKeys.createForProject(name);
+  const project = await t.runtime.repositories.projects.findByName(name);
+  return { key: created.key, projectId: (project as { id: string }).id, name };
+}
+
+/** `Authorization` header value for a key. */
+export const token = (key: string): string => `Token ${key}`;
+
+/** Polls until `probe` returns a truthy value, or fails with `message` after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  { timeoutMs = 10_000, intervalMs = 50, message = 'condition not met' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms: ${message}${last ? ` (last error: ${String(last)})` : ''}`);
+}
