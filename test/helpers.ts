@@ -106,3 +106,54 @@ export async function waitFor<T>(
   }
   throw new Error(`Timed out after ${timeoutMs} ms: ${message}${last ? ` (last error: ${String(last)})` : ''}`);
 }
+
+/** A Cairn process started from its npm entry point, for tests of real processes. */
+export interface CairnProcess {
+  child: import('node:child_process').ChildProcess;
+  output(): string;
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns `scripts/<script>` under tsx with the given environment. */
+export async function spawnCairn(script: string, env: Record<string, string>, args: string[] = []): Promise<CairnProcess> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', script), ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited,
+    async waitForOutput(pattern, timeoutMs = 30_000) {
+      return waitFor(async () => pattern.exec(output) ?? (child.exitCode !== null ? Promise.reject(new Error(`exited ${child.exitCode}: ${output}`)) : null), {
+        timeoutMs,
+        message: `output matching ${pattern} (got: ${output.slice(-500)})`,
+      });
+    },
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
