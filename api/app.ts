@@ -4,7 +4,7 @@ import type { Runtime } from '../lib/runtime.js';
 import { requireAdmin, requireApiKey } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
-import { mount, RouteCatalog, type RouteAuth } from './route.js';
+import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
@@ -15,6 +15,13 @@ const trailingSlash: Middleware = async (ctx, next) => {
   if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
   await next();
 };
+
+const ROUTES = Symbol('cairn.routes');
+
+/** The routes mounted on an app built by `createApp` (what `/openapi.json` documents). */
+export function routesOf(app: Koa): ReadonlyArray<RouteSpec<unknown, unknown>> {
+  return (app as Koa & { [ROUTES]: Array<RouteSpec<unknown, unknown>> })[ROUTES];
+}
 
 /** Builds the Koa application on a runtime. Tests drive it with supertest; start-api serves it. */
 export function createApp(runtime: Runtime): Koa {
@@ -45,5 +52,6 @@ export function createApp(runtime: Runtime): Koa {
   if (board) app.use(board);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
+  Object.defineProperty(app, ROUTES, { value: catalog.routes });
   return app;
 }

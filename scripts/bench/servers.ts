@@ -1,0 +1,78 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { createApp } from '../../api/app.js';
+import { loadConfig } from '../../lib/config.js';
+import { Runtime } from '../../lib/runtime.js';
+import { ShutdownPhase } from '../../lib/shutdown.js';
+
+// Server side of `npm run bench:api`, one process per target so the load generator in the parent
+// never shares an event loop with the server it measures.
+// Usage: servers.ts hello|cairn <port>   (port 0 = any free port; the chosen one is reported)
+// Prints one JSON line on stdout when it accepts requests: {"ready":true,"port":N[,"key":"..."]}.
+
+const HOST = '127.0.0.1';
+const BENCH_PROJECT = 'bench';
+
+const [target, portArg] = process.argv.slice(2);
+const port = Number(portArg ?? '0');
+if ((target !== 'hello' && target !== 'cairn') || !Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write('Usage: servers.ts hello|cairn <port>\n');
+  process.exit(2);
+}
+
+function listen(app: Koa): Promise<Server> {
+  const server = app.listen(port, HOST);
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+function announce(server: Server, extra: Record<string, string> = {}): void {
+  const { port: actual } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ ready: true, port: actual, ...extra })}\n`);
+}
+
+async function startHello(): Promise<void> {
+  const app = new Koa();
+  app.use((ctx) => {
+    ctx.body = { hello: 'world' };
+  });
+  const server = await listen(app);
+  const stop = (): void => {
+    void closeServer(server).then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  announce(server);
+}
+
+async function startCairn(): Promise<void> {
+  const runtime = await Runtime.create(loadConfig(process.env), { role: 'all' });
+  runtime.shutdown.handleSignals();
+  await runtime.start();
+  const created = await runtime.apiKeys.createForProject(BENCH_PROJECT, 'bench');
+  // Keys left by earlier runs against the same database would make the listed page longer run
+  // after run; keep exactly one so every run measures the same response.
+  const mine = await runtime.db('api_keys').where({ id: created.id }).first('project_id');
+  await runtime.db('api_keys').where({ project_id: (mine as { project_id: string }).project_id }).whereNot({ id: created.id }).delete();
+  const server = await listen(createApp(runtime));
+  runtime.shutdown.add('http', ShutdownPhase.http, () => closeServer(server));
+  announce(server, { key: created.key, profile: runtime.config.profile });
+}
+
+try {
+  await (target === 'hello' ? startHello() : startCairn());
+} catch (err) {
+  process.stderr.write(`bench server ${target} could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+}

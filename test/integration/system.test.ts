@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { routesOf } from '../../api/app.js';
+import { isProduction, newProject, startRuntime, token, type TestRuntime } from '../helpers.js';
+
+const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+
+describe('operations endpoints', () => {
+  let t: TestRuntime;
+  let key: string;
+
+  before(async () => {
+    t = await startRuntime({ env: { ADMIN_TOKEN } });
+    ({ key } = await newProject(t));
+  });
+  after(() => t.close());
+
+  it('/healthz says the process is up', async () => {
+    const res = await t.http.get('/healthz');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ status: 'ok' });
+  });
+
+  it('/readyz checks every dependency of the profile', async () => {
+    const res = await t.http.get('/readyz');
+    expect(res.status).to.equal(200);
+    const names = res.body.checks.map((c: { name: string }) => c.name);
+    expect(names).to.include.members(['database', 'queue']);
+    if (isProduction) expect(names).to.include('vectors');
+    expect(res.body.checks.every((c: { ok: boolean }) => c.ok)).to.equal(true);
+  });
+
+  it('/metrics exposes request latency and queue depths in Prometheus format', async () => {
+    await t.http.get('/v1/api-keys').set('Authorization', token(key));
+    const res = await t.http.get('/metrics');
+    expect(res.status).to.equal(200);
+    expect(res.headers['content-type']).to.match(/text\/plain/);
+    expect(res.text).to.match(/cairn_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/api-keys"[^}]*\}/);
+    expect(res.text).to.match(/cairn_queue_jobs\{queue="maintenance",state="waiting"\} \d+/);
+    expect(res.text).to.match(/cairn_outbox_pending \d+/);
+  });
+
+  describe('/openapi.json', () => {
+    it('is a valid OpenAPI 3.1 document', async () => {
+      const res = await t.http.get('/openapi.json');
+      expect(res.status).to.equal(200);
+      const result = await new Validator().validate(res.body);
+      expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
+      expect(result.valid).to.equal(true);
+      expect(res.body.openapi).to.equal('3.1.0');
+    });
+
+    it('documents exactly the routes the app serves, and each documented route answers', async () => {
+      const doc = (await t.http.get('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+      const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+      const served = routesOf(t.app).map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+      expect(documented).to.have.members(served);
+      for (const op of documented) {
+        const [method, path] = op.split(' ') as [string, string];
+        const res = await t.http[method.toLowerCase() as 'get'](path.replace(/\{[^}]+\}/g, 'x'));
+        // Unauthenticated, a route answers 200, 401 or 403; only an unrouted path says "No route".
+        expect(res.status, op).not.to.equal(405);
+        expect(String(res.body?.detail ?? ''), op).not.to.match(/^No route/);
+      }
+    });
+
+    it('enforces the request schemas it publishes', async () => {
+      const doc = (await t.http.get('/openapi.json')).body as {
+        paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { additionalProperties?: boolean } }> } }>>;
+      };
+      let checked = 0;
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          const schema = op.requestBody?.content['application/json']?.schema;
+          if (!schema) continue;
+          expect(schema.additionalProperties, `${method} ${path}`).to.equal(false);
+          const res = await t.http[method as 'post'](path.replace(/\{[^}]+\}/g, 'x'))
+            .set('Authorization', token(key))
+            .send({ not_a_documented_field: 1 });
+          expect(res.status, `${method} ${path}`).to.equal(400);
+          expect(res.body.errors[0].path).to.equal('/not_a_documented_field');
+          checked += 1;
+        }
+      }
+      expect(checked).to.be.at.least(2);
+    });
+  });
+
+  describe('/admin/queues', () => {
+    it('refuses callers without the admin token', async () => {
+      expect((await t.http.get('/admin/queues')).status).to.equal(401);
+      expect((await t.http.get('/admin/queues').set('Authorization', 'Bearer wrong-token-wrong-token')).status).to.equal(401);
+      expect((await t.http.get('/admin/queues').set('Authorization', token(key))).status).to.equal(401);
+    });
+
+    it(isProduction ? 'serves Bull Board with the queues to the admin' : 'answers queue depths to the admin', async () => {
+      const res = await t.http.get('/admin/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+      expect(res.status).to.equal(200);
+      if (isProduction) {
+        expect(res.text).to.match(/<html/i);
+        const api = await t.http
+          .get('/admin/queues/api/queues')
+          .set('Authorization', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`);
+        expect(api.status).to.equal(200);
+        expect(api.body.queues.map((q: { name: string }) => q.name)).to.include('maintenance');
+      } else {
+        expect(res.body.driver).to.equal('in-process');
+        expect(res.body.queues[0]).to.include({ queue: 'maintenance' });
+      }
+    });
+
+    it('is disabled when ADMIN_TOKEN is unset', async () => {
+      const plain = await startRuntime();
+      try {
+        const res = await plain.http.get('/admin/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+        expect(res.status).to.equal(403);
+        expect(res.body.code).to.equal('forbidden');
+      } finally {
+        await plain.close();
+      }
+    });
+  });
+});
