@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../lib/config.js';
+
+describe('config', () => {
+  it('defaults to the embedded profile on port 8080 with data in ./data', () => {
+    const config = loadConfig({});
+    expect(config.profile).to.equal('embedded');
+    expect(config.port).to.equal(8080);
+    expect(config.dataDir).to.equal(path.resolve('./data'));
+    expect(config.bodyLimitBytes).to.equal(10 * 1024 * 1024);
+    expect(config.oidc.usernameClaim).to.equal('preferred_username');
+  });
+
+  it('is the production profile when DATABASE_URL, REDIS_URL and MILVUS_ADDRESS are set', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'mysql://u:p@db:3306/cairn',
+      REDIS_URL: 'redis://redis:6379',
+      MILVUS_ADDRESS: 'milvus:19530',
+    });
+    expect(config.profile).to.equal('production');
+  });
+
+  it('lists every bad variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: '99999', DATABASE_URL: 'nope', LOG_LEVEL: 'chatty', SECRETS_KEY: 'abc', ADMIN_TOKEN: 'short', BODY_LIMIT_MB: '0' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'SECRETS_KEY', 'ADMIN_TOKEN', 'BODY_LIMIT_MB', 'REDIS_URL', 'MILVUS_ADDRESS']) {
+      expect(problems, name).to.include(name);
+    }
+  });
+
+  it('never echoes a password from a bad URL', () => {
+    try {
+      loadConfig({ DATABASE_URL: 'mysql//user:hunter2@host' });
+      expect.fail('should have thrown');
+    } catch (err) {
+      expect((err as Error).message).not.to.include('hunter2');
+    }
+  });
+
+  it('takes SECRETS_KEY as 64 hex characters or 32 bytes of base64', () => {
+    expect(loadConfig({ SECRETS_KEY: 'ab'.repeat(32) }).secretsKey).to.have.length(32);
+    expect(loadConfig({ SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }).secretsKey).to.have.length(32);
+    expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).to.throw(ConfigError, /SECRETS_KEY/);
+  });
+});
