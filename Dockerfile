@@ -12,9 +12,10 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 
-# tsx is a runtime dependency, so dev dependencies can be omitted.
+# tsx is a runtime dependency, so dev dependencies can be omitted. `npm install` keeps the
+# locked versions and tolerates optional platform packages the lockfile cannot list.
 # Install scripts must run (better-sqlite3, esbuild, protobufjs, msgpackr-extract).
-RUN npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund \
+RUN npm install --omit=dev --no-audit --no-fund \
     && npm cache clean --force
 
 # ---- runtime stage ----
