@@ -19,6 +19,7 @@ import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { Shutdown, ShutdownPhase } from './shutdown.js';
+import { withTimeout } from './time.js';
 
 /** What a process does: serve HTTP, run jobs, or both (`npm start`). */
 export type Role = 'all' | 'api' | 'worker';
@@ -163,20 +164,4 @@ export class Runtime {
     if (this.milvus) checks.push(check('vectors', () => pingMilvus(this.milvus as MilvusClient)));
     return Promise.all(checks);
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }

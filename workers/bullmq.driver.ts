@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { JOBS, QUEUE_NAMES, type JobEnvelope, type QueueName } from '../jobs/catalogue.js';
 import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
+import { withTimeout } from '../lib/time.js';
 import { JOB_ATTEMPTS, JOB_BACKOFF_MS, type QueueDepth, type QueueDriver } from './queue-driver.js';
 
 export interface BullmqOptions {
@@ -14,6 +15,8 @@ export interface BullmqOptions {
   /** Lock time of a running job; a worker that dies loses the lock and the job is re-run. */
   lockMs: number;
 }
+
+const DISPATCH_TIMEOUT_MS = 5_000;
 
 /**
  * BullMQ on Redis. Producers fail fast when Redis is down (the outbox keeps the work); workers
@@ -54,13 +57,16 @@ export class BullmqQueue implements QueueDriver {
 
   async dispatch(job: JobEnvelope): Promise<void> {
     const queue = this.queues.get(JOBS[job.name].queue) as Queue;
-    await queue.add(job.name, job.payload, {
+    // A connection caught mid-reconnect can leave `add` pending indefinitely; bounding it lets the
+    // relay release the outbox entry and retry (the job id makes a late success harmless).
+    const added = queue.add(job.name, job.payload, {
       jobId: job.jobId,
       attempts: JOB_ATTEMPTS,
       backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
       removeOnComplete: { count: 1_000, age: 24 * 3600 },
       removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
     });
+    await withTimeout(added, DISPATCH_TIMEOUT_MS, `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`);
   }
 
   startWorkers(handlers: JobHandlers): void {

@@ -107,7 +107,7 @@ describe('outbox and queue', () => {
       });
 
       it('keeps outbox entries through a Redis outage and delivers them when Redis returns', async function () {
-        this.timeout(60_000);
+        this.timeout(90_000);
         const port = await freePort();
         const t = await startRuntime({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
         try {
@@ -126,13 +126,20 @@ describe('outbox and queue', () => {
           redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
             stdio: 'ignore',
           });
+          await waitFor(async () => (await t.runtime.readiness()).every((c) => c.ok), {
+            timeoutMs: 20_000,
+            message: `Redis answering on port ${port}`,
+          });
           const done = await waitFor(
             async () => {
               const p = await probeOf(t, key, created.body.id);
               return p.status === 'done' ? p : null;
             },
             { timeoutMs: 30_000, message: 'probe done after Redis came back' },
-          );
+          ).catch(async (err: Error) => {
+            const entries = await t.runtime.db('outbox').select('job_id', 'attempts', 'locked_until', 'last_error');
+            throw new Error(`${err.message}; outbox now: ${JSON.stringify(entries)}`);
+          });
           expect(done.attempts).to.equal(1);
           expect(await t.runtime.repositories.outbox.countPending()).to.equal(0);
           expect((await t.http.get('/readyz')).status).to.equal(200);
