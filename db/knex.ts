@@ -2,16 +2,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexModule, { type Knex } from 'knex';
 import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
 
 export type { Knex };
 
 const knexFactory = (knexModule as unknown as { knex: typeof knexModule }).knex ?? knexModule;
 
 /** The relational store: a SQLite file on the embedded profile, MySQL/MariaDB in production. */
-export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Knex {
+export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, logger?: Logger): Knex {
+  // knex logs pool and driver trouble to the console unless told otherwise.
+  const log = logger
+    ? {
+        warn: (m: unknown) => logger.warn({ knex: m }, 'database warning'),
+        error: (m: unknown) => logger.error({ knex: m }, 'database error'),
+        deprecate: (m: unknown) => logger.debug({ knex: m }, 'database deprecation'),
+        debug: (m: unknown) => logger.debug({ knex: m }, 'database debug'),
+      }
+    : undefined;
   if (config.databaseUrl !== null) {
     const url = new URL(config.databaseUrl);
     return knexFactory({
+      log,
       client: 'mysql2',
       connection: {
         host: url.hostname,
@@ -31,6 +42,7 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>):
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   return knexFactory({
+    log,
     client: 'better-sqlite3',
     connection: { filename: path.join(config.dataDir, 'cairn.sqlite') },
     useNullAsDefault: true,

@@ -92,7 +92,7 @@ export class Runtime {
         'The embedded profile runs API and worker in one process (npm start). Set DATABASE_URL, REDIS_URL and MILVUS_ADDRESS to run them apart.',
       );
     }
-    const db = createDatabase(config);
+    const db = createDatabase(config, log.child({ component: 'database' }));
     try {
       if (config.profile === 'embedded' || options.migrate) {
         await migrateLatest(db);

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError, registryCode } from '../../lib/errors.js';
+import { AppError, registryCode, unavailable } from '../../lib/errors.js';
 
 /** Registry paths (no version prefix) answer errors as `{error: {code, message}}`. */
 export const isRegistryPath = (path: string): boolean => path.startsWith('/projects/');
@@ -30,8 +30,15 @@ export function errorHandler(): Middleware {
   };
 }
 
+/** Error codes meaning a dependency could not be reached, as opposed to a bug. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST', 'SQLITE_BUSY']);
+
 function toAppError(err: unknown, method: string, path: string): AppError {
   if (err instanceof AppError) return err;
+  const code = (err as { code?: unknown }).code;
+  if ((typeof code === 'string' && UNREACHABLE.has(code)) || (err as Error).name === 'KnexTimeoutError') {
+    return unavailable('A dependency of this request is unreachable; retry shortly.');
+  }
   // koa-router's allowedMethods and Koa's own ctx.throw raise http-errors with a status.
   const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
   if (status === 405) {

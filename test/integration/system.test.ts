@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { routesOf } from '../../api/app.js';
-import { isProduction, newProject, startRuntime, token, type TestRuntime } from '../helpers.js';
+import net from 'node:net';
+import { isProduction, newProject, startRuntime, TEST_DATABASE_URL, token, type TestRuntime } from '../helpers.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
@@ -121,3 +122,44 @@ describe('operations endpoints', () => {
     });
   });
 });
+
+if (isProduction) {
+  describe('dependency outage', () => {
+    it('answers 503 with Retry-After, not 500, when the database becomes unreachable', async function () {
+      this.timeout(30_000);
+      // The runtime reaches MariaDB through a proxy this test owns; closing it is a real outage.
+      const target = new URL(TEST_DATABASE_URL);
+      const sockets = new Set<net.Socket>();
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 3306), target.hostname);
+        sockets.add(client).add(upstream);
+        client.pipe(upstream).pipe(client);
+        const drop = (): void => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', drop);
+        upstream.on('error', drop);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const proxied = new URL(TEST_DATABASE_URL);
+      proxied.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      const t = await startRuntime({ env: { DATABASE_URL: proxied.toString() } });
+      try {
+        const { key } = await newProject(t);
+        expect((await t.http.get('/v1/api-keys').set('Authorization', token(key))).status).to.equal(200);
+        proxy.close();
+        for (const socket of sockets) socket.destroy();
+        const res = await t.http.get('/v1/api-keys').set('Authorization', token(key));
+        expect(res.status).to.equal(503);
+        expect(res.headers['retry-after']).to.be.a('string');
+        expect(res.body.code).to.equal('service_unavailable');
+        const ready = await t.http.get('/readyz');
+        expect(ready.status).to.equal(503);
+        expect(ready.body.checks.find((c: { name: string }) => c.name === 'database').ok).to.equal(false);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
