@@ -1,5 +1,5 @@
 import { createClient } from '@redis/client';
-import { Repository, Schema, EntityId, type Entity } from 'redis-om';
+import { Repository, Schema, type Entity } from 'redis-om';
 import type { KeyPrincipal } from '../db/repositories/api-keys.repository.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -116,4 +116,3 @@ export class RedisKeyCache implements KeyCache {
   }
 }
 
-export { EntityId };

@@ -69,7 +69,7 @@ export class Probes {
 
   /** The `probe.touch` job. Idempotent: a probe already done is left as it is. */
   async touch(projectId: string, probeId: string, ctx: JobContext): Promise<void> {
-    const row = await this.probes.getForJob(projectId, probeId);
+    const row = await this.probes.get(projectId, probeId);
     if (!row || row.status === 'done') return;
     await this.probes.recordAttempt(probeId);
     if (row.hold_ms > 0) await sleep(row.hold_ms);

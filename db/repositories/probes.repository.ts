@@ -23,11 +23,6 @@ export class ProbesRepository {
     return (await this.db<ProbeRow>('probes').where({ project_id: projectId, id }).first()) as ProbeRow | undefined;
   }
 
-  /** The worker's view: by id, with the project it was written for. */
-  async getForJob(projectId: string, id: string): Promise<ProbeRow | undefined> {
-    return this.get(projectId, id);
-  }
-
   async recordAttempt(id: string): Promise<void> {
     await this.db('probes').where({ id }).increment('attempts', 1);
   }
