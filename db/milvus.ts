@@ -1,14 +1,50 @@
 import { MilvusClient } from '@zilliz/milvus2-sdk-node';
+import type { Logger } from '../lib/logger.js';
 
 export type { MilvusClient };
 
-/** Connects to Milvus (or Milvus Lite) at `address`. */
-export function createMilvus(address: string, token: string | null): MilvusClient {
-  return new MilvusClient({ address, token: token ?? undefined, timeout: 10_000 });
-}
+/**
+ * The Milvus connection of a process. The SDK connects as soon as a client is made and keeps a
+ * failed first connection as a rejected promise that every later call awaits; so a client whose
+ * connection failed is dropped here and the next use connects afresh. Milvus being down at
+ * start-up then delays vector work instead of crashing the process.
+ */
+export class MilvusConnection {
+  private client: MilvusClient | null = null;
 
-/** Throws unless Milvus answers its health check as healthy. */
-export async function pingMilvus(client: MilvusClient): Promise<void> {
-  const health = await client.checkHealth();
-  if (!health.isHealthy) throw new Error(`Milvus unhealthy: ${health.reasons.join('; ') || 'no reason given'}`);
+  constructor(
+    private readonly address: string,
+    private readonly token: string | null,
+    private readonly log: Logger,
+  ) {}
+
+  /** A connected client; throws when Milvus cannot be reached (try again later). */
+  async get(): Promise<MilvusClient> {
+    const client = this.client ?? this.open();
+    await client.connectPromise;
+    return client;
+  }
+
+  /** Throws unless Milvus answers its health check as healthy. */
+  async ping(): Promise<void> {
+    const health = await (await this.get()).checkHealth();
+    if (!health.isHealthy) throw new Error(`Milvus unhealthy: ${health.reasons.join('; ') || 'no reason given'}`);
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (client) await client.closeConnection().catch(() => undefined);
+  }
+
+  private open(): MilvusClient {
+    const client = new MilvusClient({ address: this.address, token: this.token ?? undefined, timeout: 10_000 });
+    this.client = client;
+    client.connectPromise.catch((err: unknown) => {
+      this.log.warn({ err: err instanceof Error ? err.message : String(err), address: this.address }, 'Milvus unreachable; will reconnect on next use');
+      if (this.client === client) this.client = null;
+      void client.closeConnection().catch(() => undefined);
+    });
+    return client;
+  }
 }

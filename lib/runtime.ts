@@ -4,7 +4,7 @@ import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.
 import { Probes } from '../core/probes.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
-import { createMilvus, pingMilvus, type MilvusClient } from '../db/milvus.js';
+import { MilvusConnection } from '../db/milvus.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
@@ -57,7 +57,7 @@ export class Runtime {
     readonly db: Knex,
     readonly queue: QueueDriver,
     readonly keyCache: KeyCache,
-    readonly milvus: MilvusClient | null,
+    readonly milvus: MilvusConnection | null,
     relayOptions: Partial<RelayOptions>,
   ) {
     this.repositories = {
@@ -78,7 +78,7 @@ export class Runtime {
     this.shutdown.add('workers', ShutdownPhase.workers, () => queue.closeWorkers());
     this.shutdown.add('queues', ShutdownPhase.queues, () => queue.closeQueues());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
-    if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.closeConnection().then(() => undefined));
+    if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
   }
 
@@ -121,7 +121,9 @@ export class Runtime {
     const keyCache: KeyCache = production
       ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
       : new MemoryKeyCache();
-    const milvus = production ? createMilvus(config.milvusAddress as string, config.milvusToken) : null;
+    const milvus = production
+      ? new MilvusConnection(config.milvusAddress as string, config.milvusToken, log.child({ component: 'milvus' }))
+      : null;
     const runtime = new Runtime(config, options.role, log, db, queue, keyCache, milvus, options.relay ?? {});
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
     return runtime;
@@ -161,7 +163,8 @@ export class Runtime {
       }
     };
     const checks = [check('database', () => this.db.raw('select 1')), check('queue', () => this.queue.ping())];
-    if (this.milvus) checks.push(check('vectors', () => pingMilvus(this.milvus as MilvusClient)));
+    const milvus = this.milvus;
+    if (milvus) checks.push(check('vectors', () => milvus.ping()));
     return Promise.all(checks);
   }
 }

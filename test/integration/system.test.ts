@@ -125,6 +125,29 @@ describe('operations endpoints', () => {
 
 if (isProduction) {
   describe('dependency outage', () => {
+    it('starts while Milvus is down, reports it in /readyz, and connects once Milvus is up', async function () {
+      this.timeout(120_000);
+      const { freePort, repoRoot } = await import('../helpers.js');
+      const { spawnSync } = await import('node:child_process');
+      const port = await freePort();
+      const t = await startRuntime({ env: { MILVUS_ADDRESS: `127.0.0.1:${port}` } });
+      try {
+        const { key } = await newProject(t);
+        expect((await t.http.get('/v1/api-keys').set('Authorization', token(key))).status).to.equal(200);
+        const down = await t.http.get('/readyz');
+        expect(down.status).to.equal(503);
+        expect(down.body.checks.find((c: { name: string }) => c.name === 'vectors').ok).to.equal(false);
+
+        const started = spawnSync(`${repoRoot}/scripts/milvus-lite.sh`, ['start', String(port)], { encoding: 'utf8' });
+        expect(started.status, started.stderr).to.equal(0);
+        const { waitFor } = await import('../helpers.js');
+        await waitFor(async () => (await t.http.get('/readyz')).status === 200, { timeoutMs: 30_000, message: 'ready once Milvus is up' });
+      } finally {
+        await t.close();
+        spawnSync(`${repoRoot}/scripts/milvus-lite.sh`, ['stop', String(port)]);
+      }
+    });
+
     it('answers 503 with Retry-After, not 500, when the database becomes unreachable', async function () {
       this.timeout(30_000);
       // The runtime reaches MariaDB through a proxy this test owns; closing it is a real outage.
