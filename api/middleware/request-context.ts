@@ -16,7 +16,9 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = log.child({ requestId });
+    // Most requests never log beyond the access line: make the child logger only when asked.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { get: () => (child ??= log.child({ requestId })), configurable: true });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -27,10 +29,9 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
       metrics.httpDuration.observe(labels, seconds);
       metrics.httpRequests.inc(labels);
       const level = ctx.status >= 500 ? 'error' : 'info';
-      ctx.state.log[level](
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e6) / 1e3 },
-        'request',
-      );
+      if (log.isLevelEnabled(level)) {
+        log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
+      }
     }
   };
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -8,6 +9,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { openLoop } from './open-loop.js';
 
 // P1 — API overhead: an authenticated cheap read of Cairn against a bare Koa hello-world, each in
 // its own child process, loaded by autocannon from this process. See BENCHMARKS.md.
@@ -59,6 +61,8 @@ interface Child {
 
 interface Figures {
   rps: number;
+  /** Server process CPU time per request (user + system), in microseconds. */
+  cpuUsPerRequest: number;
   p50: number;
   p97_5: number;
   p99: number;
@@ -69,18 +73,45 @@ interface Figures {
   timeouts: number;
 }
 
+interface HalfFigures {
+  rate: number;
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
 interface TargetResult {
-  target: TargetName;
+  target: string;
   path: string;
   max: Figures;
-  half: Figures & { rate: number };
+  half: HalfFigures;
+}
+
+/** One request shape to load a server with. */
+interface Endpoint {
+  label: string;
+  path: string;
+  headers: Record<string, string>;
+  valid: (body: Record<string, unknown>) => boolean;
 }
 
 interface ProfileResult {
   profile: ProfileName;
+  /** Production only: Milvus is configured but not on the measured path. */
+  milvusReachable: boolean | null;
   targets: TargetResult[];
+  /** Cairn's cached authenticated read (GET /v1/ping) over hello. */
   ratio: number;
+  /** Cairn's database-backed read (GET /v1/api-keys) over hello. */
+  ratioDbRead: number;
   halfLoadP99: number;
+  halfLoadP99DbRead: number;
+  /** Server-only ratio: hello's CPU per request over Cairn's. */
+  cpuRatio: number;
+  cpuRatioDbRead: number;
 }
 
 const children = new Set<ChildProcess>();
@@ -167,56 +198,125 @@ function stopChild(proc: ChildProcess): Promise<void> {
   });
 }
 
-function requestOf(child: Child): { path: string; headers: Record<string, string> } {
-  if (child.name === 'hello') return { path: '/', headers: {} };
-  return { path: '/v1/api-keys', headers: { authorization: `Token ${child.key as string}` } };
+/** The cached lookup (`/v1/ping`, key cache only) and a database read (`/v1/api-keys`). */
+function endpointsOf(child: Child): Endpoint[] {
+  if (child.name === 'hello') return [{ label: 'hello', path: '/', headers: {}, valid: (b) => b.hello === 'world' }];
+  const headers = { authorization: `Token ${child.key as string}` };
+  const suffix = child.name === 'cairn-info' ? ', LOG_LEVEL=info' : '';
+  return [
+    { label: `cairn ping${suffix}`, path: '/v1/ping', headers, valid: (b) => b.status === 'ok' },
+    {
+      label: `cairn api-keys${suffix}`,
+      path: '/v1/api-keys',
+      headers,
+      valid: (b) => Array.isArray(b.api_keys) && b.api_keys.length === 1,
+    },
+  ];
 }
 
 /** One request before the load, so a misconfigured target fails loudly instead of benchmarking 401s. */
-async function checkTarget(child: Child): Promise<void> {
-  const { path: urlPath, headers } = requestOf(child);
-  const response = await fetch(`http://${HOST}:${child.port}${urlPath}`, { headers });
-  const body = (await response.json()) as { hello?: unknown; api_keys?: unknown };
-  const ok = child.name === 'hello' ? body.hello === 'world' : Array.isArray(body.api_keys) && body.api_keys.length === 1;
-  if (response.status !== 200 || !ok) {
-    throw new Error(`${child.name}: GET ${urlPath} answered ${response.status} ${JSON.stringify(body)}`);
+async function checkTarget(child: Child, endpoint: Endpoint): Promise<void> {
+  const response = await fetch(`http://${HOST}:${child.port}${endpoint.path}`, { headers: endpoint.headers });
+  const body = (await response.json()) as Record<string, unknown>;
+  if (response.status !== 200 || !endpoint.valid(body)) {
+    throw new Error(`${endpoint.label}: GET ${endpoint.path} answered ${response.status} ${JSON.stringify(body)}`);
   }
 }
 
-async function load(child: Child, seconds: number, overallRate?: number): Promise<Figures> {
-  const { path: urlPath, headers } = requestOf(child);
-  const result = await autocannon({
-    url: `http://${HOST}:${child.port}${urlPath}`,
-    headers,
-    connections: CONNECTIONS,
-    pipelining: 1,
-    duration: seconds,
-    ...(overallRate === undefined ? {} : { overallRate }),
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat, i.e. 12 and 13 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
+/** One autocannon run at maximum throughput; throws if the server process dies under it. */
+function load(child: Child, endpoint: Endpoint, seconds: number): Promise<Figures> {
+  const cpuBefore = cpuSeconds(child.proc.pid as number);
+  return new Promise((resolve, reject) => {
+    let died: string | null = null;
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      died = `${child.name} server exited during the run (code ${code ?? 'none'}, signal ${signal ?? 'none'})`;
+      instance.stop();
+    };
+    const instance = autocannon(
+      {
+        url: `http://${HOST}:${child.port}${endpoint.path}`,
+        headers: endpoint.headers,
+        connections: CONNECTIONS,
+        pipelining: 1,
+        duration: seconds,
+      },
+      (err, result) => {
+        child.proc.off('exit', onExit);
+        if (died !== null) return reject(new Error(died));
+        if (err) return reject(err instanceof Error ? err : new Error(String(err)));
+        const cpu = cpuSeconds(child.proc.pid as number) - cpuBefore;
+        resolve({
+          rps: result.requests.average,
+          cpuUsPerRequest: (cpu * 1e6) / Math.max(1, result.requests.total),
+          p50: result.latency.p50,
+          p97_5: result.latency.p97_5,
+          p99: result.latency.p99,
+          max: result.latency.max,
+          requests: result.requests.total,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+        });
+      },
+    );
+    child.proc.once('exit', onExit);
   });
+}
+
+async function measure(child: Child, endpoint: Endpoint): Promise<TargetResult> {
+  await checkTarget(child, endpoint);
+  process.stderr.write(`  ${endpoint.label}: warm-up ${WARMUP_S} s, max load ${DURATION_S} s`);
+  await load(child, endpoint, WARMUP_S);
+  const max = await load(child, endpoint, DURATION_S);
+  const rate = Math.max(1, Math.floor(max.rps / 2));
+  process.stderr.write(`, half load (${rate} req/s, evenly spaced) ${DURATION_S} s\n`);
+  const half = await openLoop({
+    origin: `http://${HOST}:${child.port}`,
+    path: endpoint.path,
+    headers: endpoint.headers,
+    rate,
+    seconds: DURATION_S,
+    connections: CONNECTIONS,
+  });
+  if (child.proc.exitCode !== null) throw new Error(`${child.name} server exited during the half-load run`);
   return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p97_5: result.latency.p97_5,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
+    target: endpoint.label,
+    path: endpoint.path,
+    max,
+    half: { rate, p50: half.p50, p99: half.p99, max: half.max, requests: half.completed, non2xx: half.non2xx, errors: half.errors },
   };
 }
 
-async function measure(child: Child): Promise<TargetResult> {
-  process.stderr.write(`  ${child.name}: warm-up ${WARMUP_S} s, max load ${DURATION_S} s`);
-  await load(child, WARMUP_S);
-  const max = await load(child, DURATION_S);
-  const rate = Math.max(1, Math.floor(max.rps / 2));
-  process.stderr.write(`, half load (${rate} req/s) ${DURATION_S} s\n`);
-  const half = await load(child, DURATION_S, rate);
-  return { target: child.name, path: requestOf(child).path, max, half: { ...half, rate } };
+function reachable(address: string): Promise<boolean> {
+  const url = new URL(/^https?:\/\//.test(address) ? address : `http://${address}`);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: url.hostname, port: Number(url.port) });
+    socket.setTimeout(1_000);
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
 }
 
-async function prepareProduction(): Promise<void> {
+async function prepareProduction(): Promise<boolean> {
+  const milvusUp = await reachable(production.milvusAddress);
+  process.stderr.write(
+    `  MariaDB ${production.databaseUrl}, Redis ${production.redisUrl}, Milvus ${production.milvusAddress} ` +
+      `(${milvusUp ? 'reachable' : 'NOT reachable: not on the measured path'})\n`,
+  );
   await ensureMysqlDatabase(production.databaseUrl);
   const db = createDatabase({ databaseUrl: production.databaseUrl, dataDir: '' });
   try {
@@ -224,11 +324,12 @@ async function prepareProduction(): Promise<void> {
   } finally {
     await db.destroy();
   }
+  return milvusUp;
 }
 
 async function runProfile(profile: ProfileName): Promise<ProfileResult> {
   process.stderr.write(`\n[${profile}] starting servers\n`);
-  if (profile === 'production') await prepareProduction();
+  const milvusReachable = profile === 'production' ? await prepareProduction() : null;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const names: TargetName[] = withInfoLogs ? ['hello', 'cairn', 'cairn-info'] : ['hello', 'cairn'];
   const started: Child[] = [];
@@ -240,13 +341,23 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
       // Both Cairn children of a profile share its database, like two API processes would.
       const child = await startChild(name, childEnv(name, profile, dataDir));
       started.push(child);
-      await checkTarget(child);
-      targets.push(await measure(child));
+      for (const endpoint of endpointsOf(child)) targets.push(await measure(child, endpoint));
       await stopChild(child.proc);
     }
     const hello = targets.find((t) => t.target === 'hello') as TargetResult;
-    const cairn = targets.find((t) => t.target === 'cairn') as TargetResult;
-    return { profile, targets, ratio: cairn.max.rps / hello.max.rps, halfLoadP99: cairn.half.p99 };
+    const ping = targets.find((t) => t.target === 'cairn ping') as TargetResult;
+    const list = targets.find((t) => t.target === 'cairn api-keys') as TargetResult;
+    return {
+      profile,
+      milvusReachable,
+      targets,
+      ratio: ping.max.rps / hello.max.rps,
+      ratioDbRead: list.max.rps / hello.max.rps,
+      halfLoadP99: ping.half.p99,
+      halfLoadP99DbRead: list.half.p99,
+      cpuRatio: hello.max.cpuUsPerRequest / ping.max.cpuUsPerRequest,
+      cpuRatioDbRead: hello.max.cpuUsPerRequest / list.max.cpuUsPerRequest,
+    };
   } finally {
     await Promise.all(started.map((c) => stopChild(c.proc)));
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -267,23 +378,27 @@ const fmt = (n: number, digits = 0): string => n.toFixed(digits);
 
 function report(result: ProfileResult): void {
   const rows = [
-    ['target', 'req/s', 'p50 ms', 'p99 ms', 'half-load req/s', 'p50 ms @half', 'p99 ms @half'],
+    ['target', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'half-load req/s', 'p50 ms @half', 'p99 ms @half'],
     ...result.targets.map((t) => [
       `${t.target} (GET ${t.path})`,
       fmt(t.max.rps),
+      fmt(t.max.cpuUsPerRequest),
       fmt(t.max.p50),
       fmt(t.max.p99),
       String(t.half.rate),
-      fmt(t.half.p50),
-      fmt(t.half.p99),
+      fmt(t.half.p50, 2),
+      fmt(t.half.p99, 2),
     ]),
   ];
   const ratioMet = result.ratio >= TARGET_RATIO;
   const p99Met = result.halfLoadP99 <= TARGET_P99_MS;
   process.stdout.write(
-    `\n## ${result.profile} profile\n\n${table(rows)}\n\n` +
-      `ratio (cairn/hello throughput): ${fmt(result.ratio, 2)} (target >= ${TARGET_RATIO})${ratioMet ? '' : '  <-- target missed'}\n` +
-      `p99 at half load: ${fmt(result.halfLoadP99)} ms (target <= ${TARGET_P99_MS} ms)${p99Met ? '' : '  <-- target missed'}\n`,
+    `\n## ${result.profile} profile${result.milvusReachable === false ? ' (Milvus not reachable)' : ''}\n\n${table(rows)}\n\n` +
+      `ratio (cairn ping/hello throughput): ${fmt(result.ratio, 2)} (target >= ${TARGET_RATIO})${ratioMet ? '' : '  <-- target missed'}\n` +
+      `p99 at half load (ping): ${fmt(result.halfLoadP99, 2)} ms (target <= ${TARGET_P99_MS} ms)${p99Met ? '' : '  <-- target missed'}\n` +
+      `database read (api-keys): ratio ${fmt(result.ratioDbRead, 2)}, p99 at half load ${fmt(result.halfLoadP99DbRead, 2)} ms\n` +
+      `server CPU per request, hello/cairn (the ratio without the load generator's share of the 2 cores): ` +
+      `ping ${fmt(result.cpuRatio, 2)}, api-keys ${fmt(result.cpuRatioDbRead, 2)}\n`,
   );
 }
 
@@ -293,7 +408,8 @@ async function main(): Promise<number> {
       `${WARMUP_S} s warm-up + ${DURATION_S} s per phase\n` +
       `Servers run with LOG_LEVEL=warn (info-level request logging is per-request I/O` +
       `${withInfoLogs ? '; measured separately as cairn-info' : '; add --info-logs to measure it as well'}).\n` +
-      `Latencies are autocannon's, recorded in whole milliseconds.\n`,
+      `Maximum throughput: autocannon (latencies in whole ms). Half load: an open-loop generator sending\n` +
+      `evenly spaced requests, latency measured from each request's due time.\n`,
   );
   const results: ProfileResult[] = [];
   for (const profile of profiles) {
@@ -310,7 +426,7 @@ async function main(): Promise<number> {
         ] as const
       )
         .filter(([, f]) => f.non2xx > 0 || f.errors > 0)
-        .map(([phase, f]) => `${r.profile}/${t.target} ${phase}: ${f.non2xx} non-2xx, ${f.errors} errors (${f.timeouts} timeouts)`),
+        .map(([phase, f]) => `${r.profile}/${t.target} ${phase}: ${f.non2xx} non-2xx, ${f.errors} errors`),
     ),
   );
   const summary = {
@@ -321,8 +437,13 @@ async function main(): Promise<number> {
     durationSeconds: DURATION_S,
     profiles: results.map((r) => ({
       profile: r.profile,
+      milvusReachable: r.milvusReachable,
       ratio: Number(r.ratio.toFixed(3)),
-      halfLoadP99Ms: r.halfLoadP99,
+      ratioDbRead: Number(r.ratioDbRead.toFixed(3)),
+      halfLoadP99Ms: Number(r.halfLoadP99.toFixed(2)),
+      halfLoadP99DbReadMs: Number(r.halfLoadP99DbRead.toFixed(2)),
+      cpuRatio: Number(r.cpuRatio.toFixed(3)),
+      cpuRatioDbRead: Number(r.cpuRatioDbRead.toFixed(3)),
       ratioMet: r.ratio >= TARGET_RATIO,
       halfLoadP99Met: r.halfLoadP99 <= TARGET_P99_MS,
       targets: r.targets,

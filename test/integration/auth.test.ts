@@ -99,6 +99,14 @@ describe('API keys and project isolation', () => {
     }
   });
 
+  it('GET /v1/ping names the project of a valid key and refuses a bad one', async () => {
+    const { key, projectId, name } = await newProject(t);
+    const ok = await t.http.get('/v1/ping/').set('Authorization', token(key));
+    expect(ok.status).to.equal(200);
+    expect(ok.body).to.deep.include({ status: 'ok', project_id: projectId, project: name });
+    expect((await t.http.get('/v1/ping').set('Authorization', 'Token cairn_wrong')).status).to.equal(401);
+  });
+
   it('serves repeated requests from the key cache', async () => {
     const { key } = await newProject(t);
     for (let i = 0; i < 3; i += 1) {

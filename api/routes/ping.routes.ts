@@ -1,0 +1,36 @@
+import type { RouteSpec } from '../route.js';
+
+/**
+ * `GET /v1/ping`: checks a key and says which project it acts for. Answered from the key cache,
+ * without touching the database; mem0's clients call it to validate their key.
+ */
+export function pingRoutes(): Array<RouteSpec<never, never>> {
+  const ping: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/v1/ping',
+    operationId: 'ping',
+    summary: 'Check an API key: the project it belongs to.',
+    tag: 'API keys',
+    auth: 'token',
+    responses: {
+      200: {
+        description: 'The key is valid',
+        schema: {
+          type: 'object',
+          properties: {
+            status: { type: 'string', enum: ['ok'] },
+            project_id: { type: 'string' },
+            project: { type: 'string' },
+            org_id: { type: ['string', 'null'] },
+          },
+        },
+      },
+      401: { description: 'Missing or invalid key' },
+    },
+    handler(ctx) {
+      const { projectId, projectName } = ctx.state.principal;
+      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: null };
+    },
+  };
+  return [ping] as Array<RouteSpec<never, never>>;
+}
