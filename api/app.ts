@@ -11,12 +11,6 @@ import { pingRoutes } from './routes/ping.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 
-/** Strips trailing slashes so `/v3/memories/search/` and `/v3/memories/search` are one route. */
-const trailingSlash: Middleware = async (ctx, next) => {
-  if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
-  await next();
-};
-
 const ROUTES = Symbol('cairn.routes');
 
 /** The routes mounted on an app built by `createApp` (what `/openapi.json` documents). */
@@ -50,7 +44,6 @@ export function createApp(runtime: Runtime): Koa {
 
   app.use(requestContext(runtime.log, runtime.metrics));
   app.use(errorHandler());
-  app.use(trailingSlash);
   if (board) app.use(board);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

@@ -60,15 +60,12 @@ export function mount<Body = undefined, Query = Record<string, never>>(
   }
   const querySchema = spec.query;
   const validateQuery = querySchema ? (ajv.compile(querySchema) as ValidateFunction<Query>) : null;
-  chain.push(async (ctx, next) => {
+  chain.push(async (ctx) => {
     if (validateQuery && querySchema) {
       ctx.state.query = assertValid(validateQuery, coerceQuery(querySchema, ctx.query), '', 'query string');
-    } else if (Object.keys(ctx.query).length > 0) {
+    } else if (ctx.querystring !== '') {
       ctx.state.query = assertValid(NO_QUERY, ctx.query, '', 'query string');
     }
-    await next();
-  });
-  chain.push(async (ctx) => {
     await spec.handler(ctx as RouteContext<Body, Query>);
   });
   router[spec.method](spec.operationId, spec.path, ...chain);

@@ -1,10 +1,9 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one process. Each runtime owns its registry, so tests never collide. */
 export class Metrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly outboxPending: Gauge;
 
@@ -12,15 +11,9 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
     this.httpDuration = new Histogram({
       name: 'cairn_http_request_duration_seconds',
-      help: 'HTTP request latency by route template and status',
+      help: 'HTTP request latency by route template and status (its _count is the request count)',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [this.registry],
-    });
-    this.httpRequests = new Counter({
-      name: 'cairn_http_requests_total',
-      help: 'HTTP requests by route template and status',
-      labelNames: ['method', 'route', 'status'],
       registers: [this.registry],
     });
     this.queueJobs = new Gauge({

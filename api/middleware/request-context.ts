@@ -6,7 +6,7 @@ import type { Metrics } from '../../lib/metrics.js';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Outermost middleware: gives each request an id (the caller's `X-Request-Id` when it is sane),
+ * Outermost middleware: strips trailing slashes, gives each request an id (the caller's `X-Request-Id` when it is sane),
  * a child logger, one access log line and its latency in the metrics, labelled by route
  * template so label cardinality stays bounded.
  */
@@ -20,6 +20,8 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
     let child: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', { get: () => (child ??= log.child({ requestId })), configurable: true });
     ctx.set('X-Request-Id', requestId);
+    // Trailing slashes are accepted everywhere: `/v3/memories/search/` is `/v3/memories/search`.
+    if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
     try {
       await next();
     } finally {
@@ -27,7 +29,6 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
       metrics.httpDuration.observe(labels, seconds);
-      metrics.httpRequests.inc(labels);
       const level = ctx.status >= 500 ? 'error' : 'info';
       if (log.isLevelEnabled(level)) {
         log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');
