@@ -38,7 +38,11 @@ const toView = (row: ApiKeyRow): ApiKeyView => ({
 
 /** Issuing, listing, revoking and resolving project API keys. */
 export class ApiKeys {
-  /** Per-process memo in front of the shared cache: the hot path then costs no I/O at all. */
+  /**
+   * Per-process memo in front of the shared cache, keyed by the presented key so a hit costs no
+   * hashing and no I/O. Entries live 5 s, which bounds how long a key revoked by another process
+   * keeps working here.
+   */
   private readonly memo = new Map<string, { principal: KeyPrincipal; expires: number }>();
   private static readonly MEMO_MS = 5_000;
 
@@ -51,9 +55,9 @@ export class ApiKeys {
 
   /** Resolves a presented key to its project, or undefined when it is unknown or revoked. */
   async authenticate(key: string): Promise<KeyPrincipal | undefined> {
-    const keyHash = hashKey(key);
-    const memo = this.memo.get(keyHash);
+    const memo = this.memo.get(key);
     if (memo && memo.expires > Date.now()) return memo.principal;
+    const keyHash = hashKey(key);
 
     let principal = await this.cache.get(keyHash).catch((err: unknown) => {
       this.log.debug({ err }, 'key cache read failed; using the database');
@@ -65,7 +69,7 @@ export class ApiKeys {
       void this.cache.set(keyHash, principal).catch((err: unknown) => this.log.debug({ err }, 'key cache write failed'));
     }
     if (this.memo.size > 10_000) this.memo.clear();
-    this.memo.set(keyHash, { principal, expires: Date.now() + ApiKeys.MEMO_MS });
+    this.memo.set(key, { principal, expires: Date.now() + ApiKeys.MEMO_MS });
     return principal;
   }
 
@@ -105,7 +109,9 @@ export class ApiKeys {
       throw conflict('This is the project\'s last API key; create another before revoking it.', 'last_api_key');
     }
     await this.keys.delete(projectId, id);
-    this.memo.delete(row.key_hash);
+    for (const [presented, entry] of this.memo) {
+      if (entry.principal.keyId === id) this.memo.delete(presented);
+    }
     await this.cache.delete(row.key_hash).catch((err: unknown) => {
       this.log.warn({ err, keyId: id }, `key cache unreachable; the revoked key may stay cached for up to its TTL`);
     });

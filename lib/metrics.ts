@@ -7,6 +7,19 @@ export class Metrics {
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly outboxPending: Gauge;
 
+  private readonly httpChildren = new Map<string, { observe(value: number): void }>();
+
+  /** Records one request's latency; label children are cached, so the hot path hashes no labels. */
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let child = this.httpChildren.get(key);
+    if (!child) {
+      child = this.httpDuration.labels(method, route, String(status));
+      this.httpChildren.set(key, child);
+    }
+    child.observe(seconds);
+  }
+
   constructor(collect: { queueDepths: () => Promise<Array<Record<string, number | string>>>; outbox: () => Promise<number> }) {
     collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
     this.httpDuration = new Histogram({

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { ApiKeys } from '../../core/api-keys.js';
 import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors.js';
+import { requestLog } from './request-context.js';
 
 /** `Authorization: Token <API_KEY>`: resolves the project the key belongs to. */
 export function requireApiKey(apiKeys: ApiKeys): Middleware {
@@ -20,7 +21,7 @@ export function requireApiKey(apiKeys: ApiKeys): Middleware {
     try {
       principal = await apiKeys.authenticate(match[1] as string);
     } catch (err) {
-      ctx.state.log?.warn({ err }, 'API key lookup failed');
+      requestLog(ctx.state)?.warn({ err }, 'API key lookup failed');
       throw unavailable('Credentials cannot be checked right now because the database is unreachable; retry shortly.');
     }
     if (!principal) throw unauthorized('Invalid API key.', 'invalid_api_key');

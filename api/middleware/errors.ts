@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { AppError, registryCode, unavailable } from '../../lib/errors.js';
+import { requestLog } from './request-context.js';
 
 /** Registry paths (no version prefix) answer errors as `{error: {code, message}}`. */
 export const isRegistryPath = (path: string): boolean => path.startsWith('/projects/');
@@ -19,7 +20,7 @@ export function errorHandler(): Middleware {
     } catch (err) {
       const error = toAppError(err, ctx.method, ctx.path);
       if (error.status >= 500 && !(err instanceof AppError)) {
-        (ctx.state.log ?? console).error({ err }, 'unhandled error');
+        (requestLog(ctx.state) ?? console).error({ err }, 'unhandled error');
       }
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);

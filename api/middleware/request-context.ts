@@ -5,10 +5,23 @@ import type { Metrics } from '../../lib/metrics.js';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+interface RequestState {
+  requestId: string;
+  baseLog: Logger;
+  requestLog?: Logger;
+}
+
+/** The request's logger (bound to its request id), made on first use: most requests never need it. */
+export function requestLog(state: Record<string, unknown>): Logger | undefined {
+  const s = state as Partial<RequestState>;
+  if (!s.baseLog) return undefined;
+  return (s.requestLog ??= s.baseLog.child({ requestId: s.requestId }));
+}
+
 /**
- * Outermost middleware: strips trailing slashes, gives each request an id (the caller's `X-Request-Id` when it is sane),
- * a child logger, one access log line and its latency in the metrics, labelled by route
- * template so label cardinality stays bounded.
+ * Outermost middleware: strips trailing slashes, gives each request an id (the caller's
+ * `X-Request-Id` when it is sane), one access log line and its latency in the metrics, labelled
+ * by route template (or `unmatched`) so label cardinality stays bounded whatever paths arrive.
  */
 export function requestContext(log: Logger, metrics: Metrics): Middleware {
   return async (ctx, next) => {
@@ -16,9 +29,7 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    // Most requests never log beyond the access line: make the child logger only when asked.
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { get: () => (child ??= log.child({ requestId })), configurable: true });
+    ctx.state.baseLog = log;
     ctx.set('X-Request-Id', requestId);
     // Trailing slashes are accepted everywhere: `/v3/memories/search/` is `/v3/memories/search`.
     if (ctx.path.length > 1 && ctx.path.endsWith('/')) ctx.path = ctx.path.replace(/\/+$/, '') || '/';
@@ -26,9 +37,8 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware {
       await next();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status === 404 ? 'unmatched' : ctx.path);
-      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
-      metrics.httpDuration.observe(labels, seconds);
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute;
+      metrics.observeHttp(ctx.method, typeof route === 'string' ? route : 'unmatched', ctx.status, seconds);
       const level = ctx.status >= 500 ? 'error' : 'info';
       if (log.isLevelEnabled(level)) {
         log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e6) / 1e3 }, 'request');

@@ -41,6 +41,14 @@ describe('operations endpoints', () => {
     expect(res.text).to.match(/cairn_outbox_pending \d+/);
   });
 
+  it('labels requests that match no route as "unmatched", whatever their path', async () => {
+    const odd = `/v1/api-keys/${Math.random().toString(36).slice(2)}`;
+    expect((await t.http.put(odd).set('Authorization', token(key))).status).to.equal(405);
+    const res = await t.http.get('/metrics');
+    expect(res.text).not.to.include(odd);
+    expect(res.text).to.match(/cairn_http_request_duration_seconds_count\{method="PUT",route="unmatched",status="405"\} \d+/);
+  });
+
   describe('/openapi.json', () => {
     it('is a valid OpenAPI 3.1 document', async () => {
       const res = await t.http.get('/openapi.json');
