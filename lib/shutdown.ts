@@ -1,4 +1,5 @@
 import type { Logger } from './logger.js';
+import { withTimeout } from './time.js';
 
 /** Shutdown phases, run in this order: stop taking work first, close storage last. */
 export const ShutdownPhase = {
@@ -67,7 +68,8 @@ export class Shutdown {
       await Promise.all(
         steps.map(async (step) => {
           try {
-            await step.close();
+            // A step that hangs (a client stuck reconnecting) must not keep later phases from closing.
+            await withTimeout(step.close(), this.timeoutMs, `${step.name} did not close within ${this.timeoutMs} ms`);
             this.logger.debug({ step: step.name }, 'closed');
           } catch (err) {
             this.logger.warn({ step: step.name, err }, 'error while closing');

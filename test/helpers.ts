@@ -6,6 +6,7 @@ import supertest from 'supertest';
 import type Koa from 'koa';
 import { createApp } from '../api/app.js';
 import { loadConfig } from '../lib/config.js';
+import { withTimeout } from '../lib/time.js';
 import { createLogger } from '../lib/logger.js';
 import { Runtime, type Role } from '../lib/runtime.js';
 import type { RelayOptions } from '../workers/outbox-relay.js';
@@ -70,9 +71,10 @@ export async function startRuntime(
     env,
     async close() {
       const queues = runtime.bullQueues();
-      await runtime.relay.stop();
-      await runtime.queue.closeWorkers();
-      await Promise.all(queues.map((q) => q.obliterate({ force: true }).catch(() => undefined)));
+      const bounded = (p: Promise<unknown>): Promise<unknown> => withTimeout(p, 10_000).catch(() => undefined);
+      await bounded(runtime.relay.stop());
+      await bounded(runtime.queue.closeWorkers());
+      await Promise.all(queues.map((q) => bounded(q.obliterate({ force: true }))));
       await runtime.shutdown.run();
     },
   };
@@ -145,15 +147,19 @@ export async function spawnCairn(script: string, env: Record<string, string>, ar
   };
 }
 
-/** A TCP port nothing listens on right now. */
+/**
+ * A TCP port nothing listens on right now, below the kernel's ephemeral range (32768+), so an
+ * outgoing connection cannot be holding it when a test later starts a server there.
+ */
 export async function freePort(): Promise<number> {
   const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }

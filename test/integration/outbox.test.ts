@@ -124,12 +124,19 @@ describe('outbox and queue', () => {
           expect(ready.body.checks.find((c: { name: string }) => c.name === 'queue').ok).to.equal(false);
 
           redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-            stdio: 'ignore',
+            stdio: ['ignore', 'pipe', 'pipe'],
           });
-          await waitFor(async () => (await t.runtime.readiness()).every((c) => c.ok), {
-            timeoutMs: 20_000,
-            message: `Redis answering on port ${port}`,
-          });
+          let redisOutput = '';
+          redis.stdout?.on('data', (d: Buffer) => (redisOutput += d.toString()));
+          redis.stderr?.on('data', (d: Buffer) => (redisOutput += d.toString()));
+          await waitFor(
+            async () => {
+              if (redis?.exitCode !== null) throw new Error(`redis-server exited: ${redisOutput.slice(-500)}`);
+              const checks = await t.runtime.readiness();
+              return checks.every((c) => c.ok) ? checks : null;
+            },
+            { timeoutMs: 20_000, message: `Redis answering on port ${port}` },
+          );
           const done = await waitFor(
             async () => {
               const p = await probeOf(t, key, created.body.id);
@@ -142,7 +149,7 @@ describe('outbox and queue', () => {
           });
           expect(done.attempts).to.equal(1);
           expect(await t.runtime.repositories.outbox.countPending()).to.equal(0);
-          expect((await t.http.get('/readyz')).status).to.equal(200);
+          await waitFor(async () => (await t.http.get('/readyz')).status === 200, { message: 'ready again' });
         } finally {
           await t.close();
         }

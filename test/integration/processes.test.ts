@@ -75,8 +75,11 @@ describe('processes', function () {
         await apiProc.waitForOutput(/cairn started/);
         await workerProc.waitForOutput(/cairn started/);
         const api = supertest(`http://127.0.0.1:${port}`);
-        const ready = await api.get('/readyz');
-        expect(ready.status).to.equal(200);
+        // Readiness is probed until true, as an orchestrator would: the first Milvus connection takes a moment.
+        const ready = await waitFor(async () => {
+          const res = await api.get('/readyz');
+          return res.status === 200 ? res : null;
+        }, { timeoutMs: 20_000, message: 'start:api ready' });
         expect(ready.body.checks.map((c: { name: string }) => c.name)).to.have.members(['database', 'queue', 'vectors']);
         const probe = await api.post('/v1/probes').set('Authorization', token(bootstrap)).send({});
         expect(probe.status).to.equal(202);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { routesOf } from '../../api/app.js';
 import net from 'node:net';
-import { isProduction, newProject, startRuntime, TEST_DATABASE_URL, token, type TestRuntime } from '../helpers.js';
+import { isProduction, newProject, startRuntime, TEST_DATABASE_URL, token, waitFor, type TestRuntime } from '../helpers.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
@@ -23,8 +23,10 @@ describe('operations endpoints', () => {
   });
 
   it('/readyz checks every dependency of the profile', async () => {
-    const res = await t.http.get('/readyz');
-    expect(res.status).to.equal(200);
+    const res = await waitFor(async () => {
+      const r = await t.http.get('/readyz');
+      return r.status === 200 ? r : null;
+    }, { message: 'ready' });
     const names = res.body.checks.map((c: { name: string }) => c.name);
     expect(names).to.include.members(['database', 'queue']);
     if (isProduction) expect(names).to.include('vectors');
@@ -148,7 +150,6 @@ if (isProduction) {
 
         const started = spawnSync(`${repoRoot}/scripts/milvus-lite.sh`, ['start', String(port)], { encoding: 'utf8' });
         expect(started.status, started.stderr).to.equal(0);
-        const { waitFor } = await import('../helpers.js');
         await waitFor(async () => (await t.http.get('/readyz')).status === 200, { timeoutMs: 30_000, message: 'ready once Milvus is up' });
       } finally {
         await t.close();

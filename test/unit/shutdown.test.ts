@@ -31,4 +31,15 @@ describe('shutdown', () => {
     await shutdown.run();
     expect(runs).to.equal(1);
   });
+
+  it('moves on from a step that hangs, so later phases still close', async () => {
+    const closed: string[] = [];
+    const shutdown = new Shutdown(createLogger('silent'), 50);
+    shutdown.add('stuck workers', ShutdownPhase.workers, () => new Promise<void>(() => undefined));
+    shutdown.add('database', ShutdownPhase.database, async () => {
+      closed.push('database');
+    });
+    await shutdown.run();
+    expect(closed).to.deep.equal(['database']);
+  });
 });
