@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { hostPort, reachable } from '../lib/reachable.js';
 
 // `npm test`: unit tests, then the integration suite on each profile (embedded, then production
 // against real MariaDB, Redis and Milvus Lite). A missing service fails the run; nothing is
@@ -31,27 +31,6 @@ const env = {
   milvus: process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530',
 };
 
-function reachable(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(1500);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-function hostPort(value: string, fallbackPort: number): [string, number] {
-  const url = new URL(value.includes('://') ? value : `tcp://${value}`);
-  return [url.hostname, url.port === '' ? fallbackPort : Number(url.port)];
-}
-
 function runMocha(config: string, extraEnv: Record<string, string>, label: string): Promise<void> {
   return new Promise((resolve) => {
     const args = ['mocha', '--config', config, ...(values.grep ? ['--grep', values.grep] : [])];
@@ -76,18 +55,16 @@ function runMocha(config: string, extraEnv: Record<string, string>, label: strin
 let startedMilvus = false;
 
 async function ensureProductionServices(): Promise<void> {
-  const [dbHost, dbPort] = hostPort(env.mysql, 3306);
-  const [redisHost, redisPort] = hostPort(env.redis, 6379);
   const missing: string[] = [];
-  if (!(await reachable(dbHost, dbPort))) missing.push(`MariaDB/MySQL at ${dbHost}:${dbPort}`);
-  if (!(await reachable(redisHost, redisPort))) missing.push(`Redis at ${redisHost}:${redisPort}`);
+  if (!(await reachable(env.mysql, 3306))) missing.push(`MariaDB/MySQL at ${env.mysql}`);
+  if (!(await reachable(env.redis, 6379))) missing.push(`Redis at ${env.redis}`);
   if (missing.length > 0) {
     throw new Error(
       `The production-profile tests need ${missing.join(' and ')}, and nothing answers there. Start them (see README, "Tests") or run only the embedded profile with CAIRN_TEST_PROFILES=embedded.`,
     );
   }
-  const [milvusHost, milvusPort] = hostPort(env.milvus, 19530);
-  if (!(await reachable(milvusHost, milvusPort))) {
+  const { host: milvusHost, port: milvusPort } = hostPort(env.milvus, 19530);
+  if (!(await reachable(env.milvus, 19530))) {
     if (milvusHost !== '127.0.0.1' && milvusHost !== 'localhost') {
       throw new Error(`Milvus at ${env.milvus} does not answer.`);
     }
@@ -122,8 +99,7 @@ try {
   process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
 } finally {
   if (startedMilvus) {
-    const [, milvusPort] = hostPort(env.milvus, 19530);
-    spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['stop', String(milvusPort)], { stdio: 'inherit' });
+    spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['stop', String(hostPort(env.milvus, 19530).port)], { stdio: 'inherit' });
   }
 }
 

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -9,6 +8,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { reachable } from '../../lib/reachable.js';
 import { openLoop } from './open-loop.js';
 
 // P1 — API overhead: an authenticated cheap read of Cairn against a bare Koa hello-world, each in
@@ -296,23 +296,8 @@ async function measure(child: Child, endpoint: Endpoint): Promise<TargetResult> 
   };
 }
 
-function reachable(address: string): Promise<boolean> {
-  const url = new URL(/^https?:\/\//.test(address) ? address : `http://${address}`);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: url.hostname, port: Number(url.port) });
-    socket.setTimeout(1_000);
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
-}
-
 async function prepareProduction(): Promise<boolean> {
-  const milvusUp = await reachable(production.milvusAddress);
+  const milvusUp = await reachable(production.milvusAddress, 19530, 1_000);
   process.stderr.write(
     `  MariaDB ${production.databaseUrl}, Redis ${production.redisUrl}, Milvus ${production.milvusAddress} ` +
       `(${milvusUp ? 'reachable' : 'NOT reachable: not on the measured path'})\n`,

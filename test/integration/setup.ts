@@ -1,27 +1,10 @@
-import net from 'node:net';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { reachable } from '../../lib/reachable.js';
 import { isProduction, PROFILE, TEST_DATABASE_URL, TEST_MILVUS_ADDRESS, TEST_REDIS_URL } from '../helpers.js';
 
 // Root hooks of the integration suite. On the production profile every service must answer:
 // a missing one fails the run here, before any test, instead of tests being skipped.
-
-function reachable(address: string, fallbackPort: number): Promise<boolean> {
-  const url = new URL(address.includes('://') ? address : `tcp://${address}`);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: url.hostname, port: url.port === '' ? fallbackPort : Number(url.port) });
-    socket.setTimeout(2000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 before(async function () {
   this.timeout(60_000);
@@ -34,7 +17,7 @@ before(async function () {
   ];
   const down: string[] = [];
   for (const [name, address, port] of checks) {
-    if (!(await reachable(address, port))) down.push(`${name} (${address})`);
+    if (!(await reachable(address, port, 2_000))) down.push(`${name} (${address})`);
   }
   if (down.length > 0) throw new Error(`Production-profile tests need these services, which do not answer: ${down.join(', ')}`);
   // A clean database per run: drop it, recreate it, migrate it.
