@@ -105,10 +105,11 @@ export class ApiKeys {
   async revoke(projectId: string, id: string): Promise<void> {
     const row = await this.keys.get(projectId, id);
     if (!row) throw notFound(`No API key with id "${id}" in this project.`);
-    if ((await this.keys.count(projectId)) <= 1) {
-      throw conflict('This is the project\'s last API key; create another before revoking it.', 'last_api_key');
+    const outcome = await this.keys.deleteUnlessLast(projectId, id);
+    if (outcome === 'missing') throw notFound(`No API key with id "${id}" in this project.`);
+    if (outcome === 'last') {
+      throw conflict("This is the project's last API key; create another before revoking it.", 'last_api_key');
     }
-    await this.keys.delete(projectId, id);
     for (const [presented, entry] of this.memo) {
       if (entry.principal.keyId === id) this.memo.delete(presented);
     }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { supportsRowLocks } from '../knex.js';
 
 export interface ApiKeyRow {
   id: string;
@@ -52,14 +53,20 @@ export class ApiKeysRepository {
     return (await this.db<ApiKeyRow>('api_keys').where({ project_id: projectId, id }).first()) as ApiKeyRow | undefined;
   }
 
-  async count(projectId: string): Promise<number> {
-    const row = (await this.db('api_keys').where({ project_id: projectId }).count({ n: '*' }).first()) as
-      | { n: number | string }
-      | undefined;
-    return Number(row?.n ?? 0);
-  }
-
-  async delete(projectId: string, id: string): Promise<number> {
-    return this.db('api_keys').where({ project_id: projectId, id }).delete();
+  /**
+   * Deletes a key unless it is the project's last one, atomically: the project's key rows are
+   * locked (MySQL) or the transaction is serialised (SQLite), so two concurrent revocations
+   * cannot both see a second key and remove the last two.
+   */
+  async deleteUnlessLast(projectId: string, id: string): Promise<'deleted' | 'last' | 'missing'> {
+    return this.db.transaction(async (trx) => {
+      let query = trx('api_keys').where({ project_id: projectId }).select('id');
+      if (supportsRowLocks(this.db)) query = query.forUpdate();
+      const ids = ((await query) as Array<{ id: string }>).map((r) => r.id);
+      if (!ids.includes(id)) return 'missing';
+      if (ids.length <= 1) return 'last';
+      await trx('api_keys').where({ project_id: projectId, id }).delete();
+      return 'deleted';
+    });
   }
 }
