@@ -103,8 +103,6 @@ export class ApiKeys {
    * project cannot lock itself out (the CLI can always issue a new one).
    */
   async revoke(projectId: string, id: string): Promise<void> {
-    const row = await this.keys.get(projectId, id);
-    if (!row) throw notFound(`No API key with id "${id}" in this project.`);
     const outcome = await this.keys.deleteUnlessLast(projectId, id);
     if (outcome === 'missing') throw notFound(`No API key with id "${id}" in this project.`);
     if (outcome === 'last') {
@@ -113,7 +111,7 @@ export class ApiKeys {
     for (const [presented, entry] of this.memo) {
       if (entry.principal.keyId === id) this.memo.delete(presented);
     }
-    await this.cache.delete(row.key_hash).catch((err: unknown) => {
+    await this.cache.delete(outcome.deleted).catch((err: unknown) => {
       this.log.warn({ err, keyId: id }, `key cache unreachable; the revoked key may stay cached for up to its TTL`);
     });
   }

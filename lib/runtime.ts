@@ -45,6 +45,7 @@ export interface DependencyStatus {
  */
 export class Runtime {
   readonly repositories;
+  readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
   readonly probes: Probes;
   readonly metrics: Metrics;
@@ -81,8 +82,6 @@ export class Runtime {
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
   }
-
-  readonly relay: OutboxRelay;
 
   /** Builds the runtime of a profile: connects, migrates where allowed, ensures the bootstrap key. */
   static async create(config: Config, options: RuntimeOptions): Promise<Runtime> {

@@ -49,24 +49,21 @@ export class ApiKeysRepository {
       .offset(offset)) as ApiKeyRow[];
   }
 
-  async get(projectId: string, id: string): Promise<ApiKeyRow | undefined> {
-    return (await this.db<ApiKeyRow>('api_keys').where({ project_id: projectId, id }).first()) as ApiKeyRow | undefined;
-  }
-
   /**
    * Deletes a key unless it is the project's last one, atomically: the project's key rows are
    * locked (MySQL) or the transaction is serialised (SQLite), so two concurrent revocations
-   * cannot both see a second key and remove the last two.
+   * cannot both see a second key and remove the last two. Returns the deleted key's hash.
    */
-  async deleteUnlessLast(projectId: string, id: string): Promise<'deleted' | 'last' | 'missing'> {
+  async deleteUnlessLast(projectId: string, id: string): Promise<{ deleted: string } | 'last' | 'missing'> {
     return this.db.transaction(async (trx) => {
-      let query = trx('api_keys').where({ project_id: projectId }).select('id');
+      let query = trx('api_keys').where({ project_id: projectId }).select('id', 'key_hash');
       if (supportsRowLocks(this.db)) query = query.forUpdate();
-      const ids = ((await query) as Array<{ id: string }>).map((r) => r.id);
-      if (!ids.includes(id)) return 'missing';
-      if (ids.length <= 1) return 'last';
+      const keys = (await query) as Array<Pick<ApiKeyRow, 'id' | 'key_hash'>>;
+      const target = keys.find((k) => k.id === id);
+      if (!target) return 'missing';
+      if (keys.length <= 1) return 'last';
       await trx('api_keys').where({ project_id: projectId, id }).delete();
-      return 'deleted';
+      return { deleted: target.key_hash };
     });
   }
 }
