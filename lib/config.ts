@@ -14,6 +14,8 @@ export interface Config {
   milvusToken: string | null;
   localModelDir: string | null;
   cohereApiKey: string | null;
+  /** Cohere API root (`COHERE_BASE_URL`); null means the SDK's default, https://api.cohere.com. */
+  cohereBaseUrl: string | null;
   openaiBaseUrl: string | null;
   openaiApiKey: string | null;
   bootstrapApiKey: string | null;
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     milvusToken: read('MILVUS_TOKEN'),
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),
+    cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),
     openaiBaseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
     openaiApiKey: read('OPENAI_API_KEY'),
     bootstrapApiKey: secret('BOOTSTRAP_API_KEY', 16),

@@ -52,6 +52,15 @@ function runMocha(config: string, extraEnv: Record<string, string>, label: strin
   });
 }
 
+/** LOCAL_MODEL_DIR for the tests: the caller's, else the folder scripts/model-files.sh fills (idempotent). */
+function localModelDir(): string {
+  if (process.env.LOCAL_MODEL_DIR) return process.env.LOCAL_MODEL_DIR;
+  const result = spawnSync(path.join(root, 'scripts/model-files.sh'), [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const dir = result.stdout?.trim().split('\n').at(-1);
+  if (result.status !== 0 || !dir) throw new Error('The local embedding model could not be prepared (scripts/model-files.sh); set LOCAL_MODEL_DIR to a folder that has it.');
+  return dir;
+}
+
 let startedMilvus = false;
 
 async function ensureProductionServices(): Promise<void> {
@@ -75,8 +84,9 @@ async function ensureProductionServices(): Promise<void> {
 }
 
 try {
+  const LOCAL_MODEL_DIR = localModelDir();
   if (values.only !== 'integration') {
-    await runMocha('test/.mocharc.unit.json', {}, 'unit');
+    await runMocha('test/.mocharc.unit.json', { LOCAL_MODEL_DIR }, 'unit');
   }
   if (values.only !== 'unit') {
     for (const profile of (values.profiles ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -89,6 +99,7 @@ try {
           TEST_DATABASE_URL: env.mysql,
           TEST_REDIS_URL: env.redis,
           TEST_MILVUS_ADDRESS: env.milvus,
+          LOCAL_MODEL_DIR,
         },
         `integration (${profile})`,
       );

@@ -1,0 +1,126 @@
+import { CohereClientV2, CohereError, CohereTimeoutError } from 'cohere-ai';
+import { AppError, badRequest, unavailable } from '../../lib/errors.js';
+import type { Embedder, InputType } from './embedder.js';
+
+/** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
+export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
+  'embed-v4.0': 1536,
+  'embed-english-v3.0': 1024,
+  'embed-multilingual-v3.0': 1024,
+  'embed-english-light-v3.0': 384,
+  'embed-multilingual-light-v3.0': 384,
+};
+
+/** How to reach Cohere. */
+export interface CohereEmbedderOptions {
+  apiKey: string;
+  /** API root (COHERE_BASE_URL); null for https://api.cohere.com. */
+  baseUrl: string | null;
+  /** Retries of a 408/429/5xx answer inside one call, with the SDK's backoff (default 2). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as const;
+
+/**
+ * Cohere's v2 embed API (`POST /v2/embed`, float vectors, at most 96 texts a call). Long texts
+ * are truncated by Cohere (`truncate: 'END'`).
+ *
+ * Failures: unreachable, timed out, 408, 429 or 5xx, and a rejected COHERE_API_KEY (401/403,
+ * an operator's fix, not the caller's) throw 503 `service_unavailable`; any other 4xx means
+ * Cohere refused this input or model and throws 400 `embed_input_rejected` with Cohere's reason.
+ */
+export class CohereEmbedder implements Embedder {
+  readonly model: string;
+  readonly maxBatch = 96;
+  private readonly client: CohereClientV2;
+  private readonly timeoutMs: number;
+  private learnedDimension: Promise<number> | null = null;
+
+  constructor(
+    private readonly name: string,
+    options: CohereEmbedderOptions,
+  ) {
+    this.model = `cohere/${name}`;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.client = new CohereClientV2({
+      token: options.apiKey,
+      ...(options.baseUrl !== null ? { baseUrl: options.baseUrl } : {}),
+      maxRetries: options.maxRetries ?? 2,
+      timeoutInSeconds: this.timeoutMs / 1000,
+    });
+  }
+
+  /** From the table of known models, else from one call to Cohere (remembered). */
+  dimension(): Promise<number> {
+    const known = COHERE_DIMENSIONS[this.name];
+    if (known !== undefined) return Promise.resolve(known);
+    this.learnedDimension ??= this.embed(['dimension probe'], 'query').then(
+      ([vector]) => (vector as Float32Array).length,
+      (err: unknown) => {
+        this.learnedDimension = null;
+        throw err;
+      },
+    );
+    return this.learnedDimension;
+  }
+
+  /** One vector per text, in order; more than 96 texts become several calls. */
+  async embed(texts: string[], inputType: InputType): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += this.maxBatch) {
+      const batch = texts.slice(start, start + this.maxBatch);
+      let floats: number[][] | undefined;
+      try {
+        const response = await this.client.embed({
+          model: this.name,
+          texts: batch,
+          inputType: INPUT_TYPES[inputType],
+          embeddingTypes: ['float'],
+          truncate: 'END',
+        });
+        floats = response.embeddings.float;
+      } catch (err) {
+        throw this.failure(err);
+      }
+      if (!Array.isArray(floats) || floats.length !== batch.length) {
+        throw unavailable(`Cohere answered with ${Array.isArray(floats) ? floats.length : 'no'} float embeddings for ${batch.length} texts (model ${this.name}).`);
+      }
+      for (const vector of floats) vectors.push(Float32Array.from(vector));
+    }
+    return vectors;
+  }
+
+  private failure(err: unknown): AppError {
+    if (err instanceof AppError) return err;
+    if (err instanceof CohereTimeoutError) {
+      return unavailable(`Cohere did not answer within ${this.timeoutMs / 1000} s (model ${this.name}); retry later.`);
+    }
+    if (!(err instanceof CohereError) || err.statusCode === undefined) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return unavailable(`Cohere could not be reached (${reason}); retry later.`);
+    }
+    const status = err.statusCode;
+    const reason = reasonOf(err.body) ?? err.message;
+    if (status === 401 || status === 403 || status === 498) {
+      return unavailable(`Cohere rejected COHERE_API_KEY (${status}: ${reason}); an operator must set a valid key.`, 60);
+    }
+    if (status === 408 || status === 429 || status >= 500) {
+      const retryAfter = Number(err.rawResponse?.headers.get('retry-after'));
+      return unavailable(
+        `Cohere is unavailable (${status}: ${reason}); retry later.`,
+        Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      );
+    }
+    return badRequest('embed_input_rejected', `Cohere rejected the input for model ${this.name} (${status}: ${reason}).`);
+  }
+}
+
+/** Cohere's error bodies are `{ message }`; anything else is left to the SDK's own message. */
+function reasonOf(body: unknown): string | null {
+  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') {
+    return body.message.slice(0, 500);
+  }
+  return null;
+}

@@ -1,0 +1,128 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { AppError, badRequest, unavailable } from '../../lib/errors.js';
+import type { Embedder, InputType } from './embedder.js';
+
+/** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
+export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
+  'text-embedding-3-small': 1536,
+  'text-embedding-3-large': 3072,
+  'text-embedding-ada-002': 1536,
+};
+
+/** How to reach an OpenAI-compatible server. */
+export interface OpenAIEmbedderOptions {
+  /** OPENAI_BASE_URL, the root that `/embeddings` hangs off (e.g. https://api.openai.com/v1). */
+  baseUrl: string;
+  /** OPENAI_API_KEY; servers that need none get the placeholder `unused`. */
+  apiKey: string | null;
+  /** Retries of a 408/409/429/5xx answer inside one call, with the SDK's backoff (default 2). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * Any OpenAI-compatible `POST /embeddings` endpoint (OpenAI, vLLM, Ollama, LiteLLM, …), float
+ * vectors, at most 256 texts a call: OpenAI itself takes 2048, but many compatible servers take
+ * far fewer, and 256 short texts stay well under OpenAI's per-request token budget. The input
+ * type is not sent: the API has no such field.
+ *
+ * Failures: unreachable, timed out, 408, 429 or 5xx, and a rejected OPENAI_API_KEY (401/403)
+ * throw 503 `service_unavailable` (409 too: OpenAI uses it for a transient lock); any other 4xx (text over the model's context length, unknown
+ * model) means the server refused this input or model and throws 400 `embed_input_rejected`.
+ */
+export class OpenAIEmbedder implements Embedder {
+  readonly model: string;
+  readonly maxBatch = 256;
+  private readonly client: OpenAI;
+  private readonly timeoutMs: number;
+  private learnedDimension: Promise<number> | null = null;
+
+  constructor(
+    private readonly name: string,
+    options: OpenAIEmbedderOptions,
+  ) {
+    this.model = `openai/${name}`;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.client = new OpenAI({
+      baseURL: options.baseUrl,
+      apiKey: options.apiKey ?? 'unused',
+      maxRetries: options.maxRetries ?? 2,
+      timeout: this.timeoutMs,
+    });
+  }
+
+  /** From the table of known models, else from one call to the server (remembered). */
+  dimension(): Promise<number> {
+    const known = OPENAI_DIMENSIONS[this.name];
+    if (known !== undefined) return Promise.resolve(known);
+    this.learnedDimension ??= this.embed(['dimension probe'], 'query').then(
+      ([vector]) => (vector as Float32Array).length,
+      (err: unknown) => {
+        this.learnedDimension = null;
+        throw err;
+      },
+    );
+    return this.learnedDimension;
+  }
+
+  /** One vector per text, in order (the server's `index`, not its list order); >256 texts become several calls. */
+  async embed(texts: string[], _inputType: InputType): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += this.maxBatch) {
+      const batch = texts.slice(start, start + this.maxBatch);
+      let data: OpenAI.Embeddings.Embedding[];
+      try {
+        const response = await this.client.embeddings.create({ model: this.name, input: batch, encoding_format: 'float' });
+        data = response.data;
+      } catch (err) {
+        throw this.failure(err);
+      }
+      const ordered: Array<Float32Array | undefined> = new Array<Float32Array | undefined>(batch.length);
+      for (const item of Array.isArray(data) ? data : []) {
+        if (Number.isInteger(item.index) && item.index >= 0 && item.index < batch.length && Array.isArray(item.embedding)) {
+          ordered[item.index] = Float32Array.from(item.embedding);
+        }
+      }
+      const missing = ordered.findIndex((v) => v === undefined);
+      if (missing !== -1) {
+        throw unavailable(`The embeddings server (OPENAI_BASE_URL) answered without a float vector for input ${missing} (model ${this.name}).`);
+      }
+      vectors.push(...(ordered as Float32Array[]));
+    }
+    return vectors;
+  }
+
+  private failure(err: unknown): AppError {
+    if (err instanceof AppError) return err;
+    // the URL itself stays out: these details reach API clients
+    const where = 'The embeddings server (OPENAI_BASE_URL)';
+    if (err instanceof APIConnectionTimeoutError) {
+      return unavailable(`${where} did not answer within ${this.timeoutMs / 1000} s; retry later.`);
+    }
+    if (err instanceof APIConnectionError || !(err instanceof APIError) || err.status === undefined) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return unavailable(`${where} could not be reached (${reason}); retry later.`);
+    }
+    const status = err.status;
+    const reason = reasonOf(err.error) ?? err.message;
+    if (status === 401 || status === 403) {
+      return unavailable(`${where} rejected OPENAI_API_KEY (${status}: ${reason}); an operator must fix it.`, 60);
+    }
+    if (status === 408 || status === 409 || status === 429 || status >= 500) {
+      const retryAfter = Number(err.headers?.get('retry-after'));
+      return unavailable(
+        `${where} is unavailable (${status}: ${reason}); retry later.`,
+        Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      );
+    }
+    return badRequest('embed_input_rejected', `${where} rejected the input for model ${this.name} (${status}: ${reason}).`);
+  }
+}
+
+/** OpenAI-style error bodies are `{ error: { message } }`; the SDK hands over the inner object. */
+function reasonOf(error: unknown): string | null {
+  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') {
+    return error.message.slice(0, 500);
+  }
+  return null;
+}
