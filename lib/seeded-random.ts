@@ -1,0 +1,14 @@
+/**
+ * A seeded uniform generator in [0, 1) (mulberry32), for benchmarks and tests that must store and
+ * ask the same things on every run.
+ */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
