@@ -7,6 +7,7 @@ import { requestContext } from './middleware/request-context.js';
 import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
+import { indexRoutes } from './routes/indexes.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
@@ -38,6 +39,7 @@ export function createApp(runtime: Runtime): Koa {
     ...apiKeyRoutes(deps),
     ...pingRoutes(),
     ...probeRoutes(deps),
+    ...indexRoutes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

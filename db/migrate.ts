@@ -3,6 +3,8 @@ import * as projects from './migrations/0001_projects.js';
 import * as apiKeys from './migrations/0002_api_keys.js';
 import * as outbox from './migrations/0003_outbox.js';
 import * as probes from './migrations/0004_probes.js';
+import * as indexes from './migrations/0005_indexes.js';
+import * as embeddedVectors from './migrations/0006_embedded_vectors.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -10,6 +12,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0002_api_keys', apiKeys],
   ['0003_outbox', outbox],
   ['0004_probes', probes],
+  ['0005_indexes', indexes],
+  ['0006_embedded_vectors', embeddedVectors],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

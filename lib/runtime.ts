@@ -1,14 +1,20 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
+import { Embedders } from '../core/embedding/embedders.js';
+import { Indexes } from '../core/indexes.js';
 import { Probes } from '../core/probes.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
+import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
+import { EmbeddedVectorStore } from '../db/vectors/embedded.store.js';
+import { MilvusVectorStore } from '../db/vectors/milvus.store.js';
+import type { VectorStore } from '../db/vectors/vector-store.js';
 import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
@@ -48,6 +54,10 @@ export class Runtime {
   readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
   readonly probes: Probes;
+  /** Milvus on the production profile, the in-process exact index on the embedded one. */
+  readonly vectors: VectorStore;
+  readonly embedders: Embedders;
+  readonly indexes: Indexes;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -66,10 +76,14 @@ export class Runtime {
       apiKeys: new ApiKeysRepository(db),
       outbox: new OutboxRepository(db),
       probes: new ProbesRepository(db),
+      indexes: new IndexesRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
+    this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
+    this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
+    this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),

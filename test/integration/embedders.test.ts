@@ -1,6 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { expect } from 'chai';
 import { Embedders, type EmbeddersOptions } from '../../core/embedding/embedders.js';
 import type { Embedder } from '../../core/embedding/embedder.js';
@@ -8,10 +7,9 @@ import { LocalEmbedder } from '../../core/embedding/local.embedder.js';
 import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
-import { repoRoot, tempDir } from '../helpers.js';
+import { LOCAL_MODEL_DIR, tempDir } from '../helpers.js';
 
 const log = createLogger('silent');
-const LOCAL_MODEL_DIR = process.env.LOCAL_MODEL_DIR ?? path.join(repoRoot, '.cache/models');
 
 function embeddersFor(env: Record<string, string>, options?: EmbeddersOptions): Embedders {
   return new Embedders(loadConfig({ DATA_DIR: tempDir(), LOCAL_MODEL_DIR, ...env }), log, options);
