@@ -1,34 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
-import { migrateLatest } from '../../db/migrate.js';
 import { reachable } from '../../lib/reachable.js';
+import { childEnv, migrateProduction, production, startChild, stopChild, type Child, type ProfileName } from './children.js';
 import { openLoop } from './open-loop.js';
 
 // P1 — API overhead: an authenticated cheap read of Cairn against a bare Koa hello-world, each in
 // its own child process, loaded by autocannon from this process. See BENCHMARKS.md.
 
-type ProfileName = 'embedded' | 'production';
 type TargetName = 'hello' | 'cairn' | 'cairn-info';
 
 const HOST = '127.0.0.1';
 const CONNECTIONS = 32;
 const WARMUP_S = 3;
 const DURATION_S = 10;
-const READY_TIMEOUT_MS = 60_000;
-const KILL_GRACE_MS = 3_000;
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 10;
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '..', '..');
-const serverEntry = path.join(here, 'servers.ts');
 
 const { values } = parseArgs({
   options: {
@@ -44,20 +34,6 @@ if (profileArg !== 'embedded' && profileArg !== 'production' && profileArg !== '
 const profiles: ProfileName[] = profileArg === 'both' ? ['embedded', 'production'] : [profileArg];
 const withInfoLogs = values['info-logs'] === true;
 
-// BENCH_-prefixed so a DATABASE_URL exported for development is never the one benchmarked (the
-// bench deletes other keys of project `bench` in the database it uses).
-const production = {
-  databaseUrl: process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/cairn_bench',
-  redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-  milvusAddress: process.env.BENCH_MILVUS_ADDRESS ?? '127.0.0.1:19530',
-};
-
-interface Child {
-  name: TargetName;
-  proc: ChildProcess;
-  port: number;
-  key: string | null;
-}
 
 interface Figures {
   rps: number;
@@ -112,90 +88,6 @@ interface ProfileResult {
   /** Server-only ratio: hello's CPU per request over Cairn's. */
   cpuRatio: number;
   cpuRatioDbRead: number;
-}
-
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const proc of children) proc.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void Promise.all([...children].map(stopChild)).then(() => process.exit(130));
-  });
-}
-
-function childEnv(name: TargetName, profile: ProfileName, dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: name === 'cairn-info' ? 'info' : 'warn', DATA_DIR: dataDir };
-  for (const variable of ['DATABASE_URL', 'REDIS_URL', 'MILVUS_ADDRESS', 'PORT', 'BOOTSTRAP_API_KEY']) delete env[variable];
-  if (profile === 'production') {
-    env.DATABASE_URL = production.databaseUrl;
-    env.REDIS_URL = production.redisUrl;
-    env.MILVUS_ADDRESS = production.milvusAddress;
-    env.QUEUE_PREFIX = 'bench';
-  }
-  return env;
-}
-
-/** Starts one server child and resolves once it reports `{"ready":true}` on stdout. */
-function startChild(name: TargetName, env: NodeJS.ProcessEnv): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry, name === 'hello' ? 'hello' : 'cairn', '0'], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(proc);
-  proc.once('exit', () => children.delete(proc));
-  const forwardLogs = name !== 'cairn-info';
-  return new Promise((resolve, reject) => {
-    let ready = false;
-    const timer = setTimeout(() => {
-      reject(new Error(`${name} server did not report ready within ${READY_TIMEOUT_MS / 1000} s`));
-    }, READY_TIMEOUT_MS);
-    const lines = readline.createInterface({ input: proc.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => {
-      if (!ready) {
-        const message = parseReady(line);
-        if (message) {
-          ready = true;
-          clearTimeout(timer);
-          resolve({ name, proc, port: message.port, key: message.key ?? null });
-          return;
-        }
-      }
-      // At warn level any line is worth seeing; at info it is the per-request load being measured.
-      if (forwardLogs) process.stderr.write(`[${name}] ${line}\n`);
-    });
-    proc.once('exit', (code, signal) => {
-      if (!ready) {
-        clearTimeout(timer);
-        reject(new Error(`${name} server exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
-      }
-    });
-  });
-}
-
-function parseReady(line: string): { port: number; key?: string } | null {
-  if (!line.startsWith('{"ready"')) return null;
-  try {
-    const parsed = JSON.parse(line) as { ready?: unknown; port?: unknown; key?: unknown };
-    if (parsed.ready !== true || typeof parsed.port !== 'number') return null;
-    return typeof parsed.key === 'string' ? { port: parsed.port, key: parsed.key } : { port: parsed.port };
-  } catch {
-    return null;
-  }
-}
-
-/** SIGTERM, then SIGKILL if the child is still there after the grace period. */
-function stopChild(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => proc.kill('SIGKILL'), KILL_GRACE_MS);
-    proc.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.kill('SIGTERM');
-  });
 }
 
 /** The cached lookup (`/v1/ping`, key cache only) and a database read (`/v1/api-keys`). */
@@ -302,13 +194,7 @@ async function prepareProduction(): Promise<boolean> {
     `  MariaDB ${production.databaseUrl}, Redis ${production.redisUrl}, Milvus ${production.milvusAddress} ` +
       `(${milvusUp ? 'reachable' : 'NOT reachable: not on the measured path'})\n`,
   );
-  await ensureMysqlDatabase(production.databaseUrl);
-  const db = createDatabase({ databaseUrl: production.databaseUrl, dataDir: '' });
-  try {
-    await migrateLatest(db);
-  } finally {
-    await db.destroy();
-  }
+  await migrateProduction();
   return milvusUp;
 }
 
@@ -324,7 +210,9 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
     const targets: TargetResult[] = [];
     for (const name of names) {
       // Both Cairn children of a profile share its database, like two API processes would.
-      const child = await startChild(name, childEnv(name, profile, dataDir));
+      const env = childEnv(profile, dataDir, name === 'cairn-info' ? 'info' : 'warn');
+      // At warn level any line is worth seeing; at info it is the per-request load being measured.
+      const child = await startChild(name, name === 'hello' ? 'hello' : 'cairn', env, name !== 'cairn-info');
       started.push(child);
       for (const endpoint of endpointsOf(child)) targets.push(await measure(child, endpoint));
       await stopChild(child.proc);

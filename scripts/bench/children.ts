@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
+import { migrateLatest } from '../../db/migrate.js';
+
+// Server children of the benchmarks: each server runs in its own process (servers.ts), so a load
+// generator never shares an event loop with the server it measures.
+
+export type ProfileName = 'embedded' | 'production';
+
+const READY_TIMEOUT_MS = 60_000;
+const KILL_GRACE_MS = 3_000;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+const serverEntry = path.join(here, 'servers.ts');
+
+// BENCH_-prefixed so a DATABASE_URL exported for development is never the one benchmarked (the
+// benchmarks delete data of project `bench` in the database they use).
+export const production = {
+  databaseUrl: process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/cairn_bench',
+  redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  milvusAddress: process.env.BENCH_MILVUS_ADDRESS ?? '127.0.0.1:19530',
+};
+
+/** A running server child: its port, and for Cairn the API key of project `bench`. */
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  port: number;
+  key: string | null;
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const proc of children) proc.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void Promise.all([...children].map(stopChild)).then(() => process.exit(130));
+  });
+}
+
+/** The environment of a Cairn child on a profile; `DATA_DIR` holds the embedded profile's files. */
+export function childEnv(profile: ProfileName, dataDir: string, logLevel: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: logLevel, DATA_DIR: dataDir };
+  for (const variable of ['DATABASE_URL', 'REDIS_URL', 'MILVUS_ADDRESS', 'PORT', 'BOOTSTRAP_API_KEY']) delete env[variable];
+  if (profile === 'production') {
+    env.DATABASE_URL = production.databaseUrl;
+    env.REDIS_URL = production.redisUrl;
+    env.MILVUS_ADDRESS = production.milvusAddress;
+    env.QUEUE_PREFIX = 'bench';
+  }
+  return { ...env, ...extra };
+}
+
+/** Creates and migrates the production benchmark database. */
+export async function migrateProduction(): Promise<void> {
+  await ensureMysqlDatabase(production.databaseUrl);
+  const db = createDatabase({ databaseUrl: production.databaseUrl, dataDir: '' });
+  try {
+    await migrateLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/**
+ * Starts one server child (`hello` or `cairn`) and resolves once it reports `{"ready":true}` on
+ * stdout. Other stdout lines are forwarded to stderr unless `forwardLogs` is false.
+ */
+export function startChild(name: string, target: 'hello' | 'cairn', env: NodeJS.ProcessEnv, forwardLogs = true): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry, target, '0'], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return new Promise((resolve, reject) => {
+    let ready = false;
+    const timer = setTimeout(() => {
+      reject(new Error(`${name} server did not report ready within ${READY_TIMEOUT_MS / 1000} s`));
+    }, READY_TIMEOUT_MS);
+    const lines = readline.createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      if (!ready) {
+        const message = parseReady(line);
+        if (message) {
+          ready = true;
+          clearTimeout(timer);
+          resolve({ name, proc, port: message.port, key: message.key ?? null });
+          return;
+        }
+      }
+      if (forwardLogs) process.stderr.write(`[${name}] ${line}\n`);
+    });
+    proc.once('exit', (code, signal) => {
+      if (!ready) {
+        clearTimeout(timer);
+        reject(new Error(`${name} server exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
+      }
+    });
+  });
+}
+
+function parseReady(line: string): { port: number; key?: string } | null {
+  if (!line.startsWith('{"ready"')) return null;
+  try {
+    const parsed = JSON.parse(line) as { ready?: unknown; port?: unknown; key?: unknown };
+    if (parsed.ready !== true || typeof parsed.port !== 'number') return null;
+    return typeof parsed.key === 'string' ? { port: parsed.port, key: parsed.key } : { port: parsed.port };
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM, then SIGKILL if the child is still there after the grace period. */
+export function stopChild(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => proc.kill('SIGKILL'), KILL_GRACE_MS);
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+/** `p` in [0, 1] of sorted numbers (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
+}

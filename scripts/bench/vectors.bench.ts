@@ -1,0 +1,247 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Embedders } from '../../core/embedding/embedders.js';
+import { collectionOf } from '../../core/indexes.js';
+import { createDatabase, type Knex } from '../../db/knex.js';
+import { MilvusConnection } from '../../db/milvus.js';
+import type { IndexRow } from '../../db/repositories/indexes.repository.js';
+import { EmbeddedVectorStore } from '../../db/vectors/embedded.store.js';
+import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
+import type { VectorStore } from '../../db/vectors/vector-store.js';
+import { loadConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/logger.js';
+import { reachable } from '../../lib/reachable.js';
+import { childEnv, migrateProduction, percentile, production, startChild, stopChild, type Child, type ProfileName } from './children.js';
+import { seededRandom as random } from '../../lib/seeded-random.js';
+
+// P2 — vectors: upsert throughput, query latency through the HTTP API and directly on the store
+// (same process code, same data), and the local embedder's throughput. See BENCHMARKS.md.
+
+const { values: args } = parseArgs({
+  options: {
+    profile: { type: 'string', default: 'both' },
+    vectors: { type: 'string', default: '100000' },
+    queries: { type: 'string', default: '300' },
+  },
+});
+const profiles: ProfileName[] = args.profile === 'both' ? ['embedded', 'production'] : [args.profile as ProfileName];
+if (!profiles.every((p) => p === 'embedded' || p === 'production')) {
+  process.stderr.write(`--profile must be embedded, production or both\n`);
+  process.exit(2);
+}
+const N = Number(args.vectors);
+const QUERIES = Number(args.queries);
+const DIM = 384;
+const BATCH = 1000;
+const TOP_K = 10;
+const INDEX = 'bench-p2';
+const TARGET = { p50: 20, p99: 60, overhead: 0.25 };
+const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
+
+
+/** A unit vector with a Gaussian-ish direction (sum of uniforms), like a sentence embedding's spread. */
+function unitVector(next: () => number): number[] {
+  const v = Array.from({ length: DIM }, () => next() + next() + next() - 1.5);
+  const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+  return v.map((x) => Number((x / norm).toFixed(6)));
+}
+
+const SUBJECTS = ['The cat', 'A customer', 'Our team', 'The river', 'A student', 'The market', 'My neighbour', 'The server'];
+const VERBS = ['watched', 'asked about', 'cleaned', 'crossed', 'studied', 'reported', 'painted', 'restarted'];
+const OBJECTS = ['the birds by the window', 'a late refund', 'the quarterly numbers', 'an old bridge', 'French grammar', 'rising prices', 'the garden fence', 'the database cluster'];
+const sentence = (i: number): string =>
+  `${SUBJECTS[i % 8]} ${VERBS[Math.floor(i / 8) % 8]} ${OBJECTS[Math.floor(i / 64) % 8]} on day ${i}.`;
+
+interface Latency {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+function latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: samples.reduce((s, x) => s + x, 0) / samples.length };
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+class Api {
+  constructor(private readonly child: Child) {}
+
+  async call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
+    const response = await fetch(`http://127.0.0.1:${this.child.port}${route}`, {
+      method,
+      headers: { authorization: `Token ${this.child.key as string}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 300 && !(method === 'DELETE' && response.status === 404)) {
+      throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
+    }
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  }
+}
+
+interface ProfileResult {
+  profile: ProfileName;
+  vectors: number;
+  upsertPerSecond: number;
+  upsertBatchMs: Latency;
+  vectorQuery: { api: Latency; direct: Latency; overhead: number };
+  textQuery: { api: Latency; direct: Latency; overhead: number };
+}
+
+async function runProfile(profile: ProfileName): Promise<ProfileResult> {
+  process.stderr.write(`\n[${profile}] starting Cairn\n`);
+  if (profile === 'production') {
+    if (!(await reachable(production.milvusAddress, 19530, 1_000))) {
+      throw new Error(`Milvus does not answer at ${production.milvusAddress}; start it with scripts/milvus-lite.sh start`);
+    }
+    await migrateProduction();
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const env = childEnv(profile, dataDir, 'warn', { LOCAL_MODEL_DIR: localModelDir });
+  const child = await startChild('cairn', 'cairn', env);
+  const config = loadConfig(env as Record<string, string>);
+  const db: Knex = createDatabase(config);
+  const milvus = profile === 'production' ? new MilvusConnection(production.milvusAddress, null, createLogger('warn')) : null;
+  try {
+    const api = new Api(child);
+    await api.call('DELETE', `/v1/indexes/${INDEX}`);
+    await api.call('POST', '/v1/indexes', { name: INDEX, embed: { model: 'local' } });
+
+    process.stderr.write(`[${profile}] upserting ${N} vectors of ${DIM} dimensions in batches of ${BATCH}\n`);
+    const next = random(42);
+    const batchMs: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < N; i += BATCH) {
+      const vectors = Array.from({ length: Math.min(BATCH, N - i) }, (_, j) => ({
+        id: `v${i + j}`,
+        values: unitVector(next),
+        metadata: { n: i + j, group: `g${(i + j) % 10}` },
+      }));
+      batchMs.push(await timed(() => api.call('POST', `/v1/indexes/${INDEX}/vectors/upsert`, { vectors })));
+    }
+    const upsertSeconds = (performance.now() - started) / 1000;
+    const stats = await api.call('GET', `/v1/indexes/${INDEX}/stats`);
+    if (stats.vector_count !== N) throw new Error(`stats say ${String(stats.vector_count)} vectors, expected ${N}`);
+
+    // The same store code, in this process, on the same data.
+    const row = (await db('vector_indexes as i').join('projects as p', 'p.id', 'i.project_id').where({ 'p.name': 'bench', 'i.name': INDEX }).first('i.*')) as IndexRow;
+    const spec = collectionOf(row);
+    const store: VectorStore = milvus ? new MilvusVectorStore(milvus, createLogger('warn')) : new EmbeddedVectorStore(db);
+    const embedder = new Embedders(config, createLogger('warn')).get('local');
+    await store.search(spec, row.project_id, unitVector(random(1)), { topK: TOP_K }); // loads the slab / collection
+    await embedder.embed(['warm up'], 'query');
+
+    const queries = Array.from({ length: QUERIES }, () => unitVector(next));
+    const texts = Array.from({ length: QUERIES }, (_, i) => sentence(i * 7 + 3));
+    // warm both paths
+    for (let i = 0; i < 20; i++) {
+      await api.call('POST', `/v1/indexes/${INDEX}/query`, { vector: queries[i], top_k: TOP_K });
+      await store.search(spec, row.project_id, queries[i] as number[], { topK: TOP_K });
+    }
+    process.stderr.write(`[${profile}] ${QUERIES} queries each: by vector and by text, through the API and directly\n`);
+    const apiVector: number[] = [];
+    const directVector: number[] = [];
+    const apiText: number[] = [];
+    const directText: number[] = [];
+    // Interleaved, so drift on the shared machine hits both paths alike.
+    for (let i = 0; i < QUERIES; i++) {
+      const vector = queries[i] as number[];
+      const text = texts[i] as string;
+      apiVector.push(await timed(() => api.call('POST', `/v1/indexes/${INDEX}/query`, { vector, top_k: TOP_K })));
+      directVector.push(await timed(() => store.search(spec, row.project_id, vector, { topK: TOP_K })));
+      apiText.push(await timed(() => api.call('POST', `/v1/indexes/${INDEX}/query`, { text, top_k: TOP_K })));
+      directText.push(
+        await timed(async () => {
+          const [q] = await embedder.embed([text], 'query');
+          await store.search(spec, row.project_id, q as Float32Array, { topK: TOP_K });
+        }),
+      );
+    }
+    const pair = (a: number[], d: number[]) => {
+      const api = latency(a);
+      const direct = latency(d);
+      return { api, direct, overhead: api.p50 / direct.p50 - 1 };
+    };
+    return {
+      profile,
+      vectors: N,
+      upsertPerSecond: N / upsertSeconds,
+      upsertBatchMs: latency(batchMs),
+      vectorQuery: pair(apiVector, directVector),
+      textQuery: pair(apiText, directText),
+    };
+  } finally {
+    await stopChild(child.proc);
+    await db.destroy();
+    await milvus?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Sentences per second of the local model at a batch size, and single-text latency. */
+async function embedderFigures(): Promise<{ batch1PerSecond: number; batch32PerSecond: number; single: Latency }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const embedder = new Embedders(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).get('local');
+  await embedder.embed(['warm up'], 'document');
+  const single: number[] = [];
+  const one = Array.from({ length: 300 }, (_, i) => sentence(i));
+  const start1 = performance.now();
+  for (const s of one) single.push(await timed(() => embedder.embed([s], 'query')));
+  const batch1PerSecond = one.length / ((performance.now() - start1) / 1000);
+  const many = Array.from({ length: 32 * 30 }, (_, i) => sentence(i + 1000));
+  const start32 = performance.now();
+  for (let i = 0; i < many.length; i += 32) await embedder.embed(many.slice(i, i + 32), 'document');
+  const batch32PerSecond = many.length / ((performance.now() - start32) / 1000);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  return { batch1PerSecond, batch32PerSecond, single: latency(single) };
+}
+
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+async function main(): Promise<number> {
+  process.stdout.write(
+    `Cairn vectors — node ${process.version}, ${os.cpus().length} cores; ${N} vectors × ${DIM} dims, top_k ${TOP_K}, ${QUERIES} sequential queries per path\n`,
+  );
+  const embedding = await embedderFigures();
+  process.stdout.write(
+    `\nlocal embedder (all-MiniLM-L6-v2 q8): batch 1 ${embedding.batch1PerSecond.toFixed(0)} sentences/s, ` +
+      `batch 32 ${embedding.batch32PerSecond.toFixed(0)} sentences/s; one query p50 ${ms(embedding.single.p50)}, p99 ${ms(embedding.single.p99)}\n`,
+  );
+  const results: ProfileResult[] = [];
+  for (const profile of profiles) {
+    const r = await runProfile(profile);
+    results.push(r);
+    const line = (label: string, f: { api: Latency; direct: Latency; overhead: number }) =>
+      `  ${label.padEnd(16)} API p50 ${ms(f.api.p50)} p99 ${ms(f.api.p99)} | direct p50 ${ms(f.direct.p50)} p99 ${ms(f.direct.p99)} | API/direct p50 ${(1 + f.overhead).toFixed(3)}\n`;
+    process.stdout.write(
+      `\n[${profile}] upsert ${r.upsertPerSecond.toFixed(0)} vectors/s (batch of ${BATCH}: p50 ${ms(r.upsertBatchMs.p50)}, p99 ${ms(r.upsertBatchMs.p99)})\n` +
+        line('query by vector', r.vectorQuery) +
+        line('query by text', r.textQuery),
+    );
+  }
+  const verdicts = results.map((r) => ({
+    profile: r.profile,
+    textP50Met: r.textQuery.api.p50 <= TARGET.p50,
+    textP99Met: r.textQuery.api.p99 <= TARGET.p99,
+    overheadMet: r.vectorQuery.overhead <= TARGET.overhead && r.textQuery.overhead <= TARGET.overhead,
+  }));
+  process.stdout.write(`\n${JSON.stringify({ bench: 'vectors', node: process.version, cores: os.cpus().length, embedding, results, targets: TARGET, verdicts })}\n`);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench:vectors failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
