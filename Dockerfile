@@ -14,7 +14,9 @@ COPY package.json package-lock.json ./
 
 # tsx is a runtime dependency, so dev dependencies can be omitted. `npm install` keeps the
 # locked versions and tolerates optional platform packages the lockfile cannot list.
-# Install scripts must run (better-sqlite3, esbuild, protobufjs, msgpackr-extract).
+# Install scripts must run (better-sqlite3, esbuild, protobufjs, msgpackr-extract); onnxruntime-
+# node's must not (it fetches GPU libraries; its CPU binaries ship in the package).
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 RUN npm install --omit=dev --no-audit --no-fund \
     && npm cache clean --force
 
@@ -36,7 +38,8 @@ COPY --chown=node:node lib ./lib
 COPY --chown=node:node workers ./workers
 COPY --chown=node:node scripts ./scripts
 
-# Writable location for local data (e.g. SQLite files) owned by the runtime user.
+# Writable location for local data owned by the runtime user; without LOCAL_MODEL_DIR the local
+# embedding model is downloaded once into /app/data/models.
 RUN mkdir -p /app/data && chown node:node /app/data
 
 USER node
