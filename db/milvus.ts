@@ -16,6 +16,7 @@ export class MilvusConnection {
     private readonly address: string,
     private readonly token: string | null,
     private readonly log: Logger,
+    private readonly timeoutMs = 10_000,
   ) {}
 
   /** A connected client; throws when Milvus cannot be reached (try again later). */
@@ -38,7 +39,7 @@ export class MilvusConnection {
   }
 
   private open(): MilvusClient {
-    const client = new MilvusClient({ address: this.address, token: this.token ?? undefined, timeout: 10_000 });
+    const client = new MilvusClient({ address: this.address, token: this.token ?? undefined, timeout: this.timeoutMs });
     this.client = client;
     client.connectPromise.catch((err: unknown) => {
       this.log.warn({ err: err instanceof Error ? err.message : String(err), address: this.address }, 'Milvus unreachable; will reconnect on next use');

@@ -12,6 +12,8 @@ export interface Config {
   redisUrl: string | null;
   milvusAddress: string | null;
   milvusToken: string | null;
+  /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
+  milvusTimeoutMs: number;
   localModelDir: string | null;
   cohereApiKey: string | null;
   /** Cohere API root (`COHERE_BASE_URL`); null means the SDK's default, https://api.cohere.com. */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     milvusAddress,
     milvusToken: read('MILVUS_TOKEN'),
+    milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),

@@ -135,7 +135,7 @@ export class Runtime {
       ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
       : new MemoryKeyCache();
     const milvus = production
-      ? new MilvusConnection(config.milvusAddress as string, config.milvusToken, log.child({ component: 'milvus' }))
+      ? new MilvusConnection(config.milvusAddress as string, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs)
       : null;
     const runtime = new Runtime(config, options.role, log, db, queue, keyCache, milvus, options.relay ?? {});
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
