@@ -237,7 +237,11 @@ const METRIC_KINDS: Record<Metric, USearch.MetricKind> = {
 /** USearch reports distances; turn them into Cairn's scores (see `Metric`). */
 const toScore = (metric: Metric, distance: number): number => (metric === 'euclidean' ? distance : 1 - distance);
 
-/** The k nearest slots of the whole slab, best first, by USearch's exact SIMD search. */
+/**
+ * The k nearest slots of the whole slab, best first, by USearch's exact SIMD search. USearch reads
+ * a typed array from the start of its ArrayBuffer (it ignores byteOffset), so the slab's view and
+ * the query must both start at offset 0, as `packed()` and `Float32Array.from` do.
+ */
 function nearest(slab: Slab, query: Float32Array, metric: Metric, k: number): Array<[number, number]> {
   const found = exactSearch(slab.packed(), query, slab.dimension, k, METRIC_KINDS[metric], 0) as USearch.Matches;
   const hits: Array<[number, number]> = [];
