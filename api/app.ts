@@ -8,8 +8,11 @@ import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js'
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
+import { mem0Routes } from './routes/mem0.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
+import { recordRoutes } from './routes/records.routes.js';
+import { schemaRoutes } from './routes/schemas.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 
 const ROUTES = Symbol('cairn.routes');
@@ -40,6 +43,9 @@ export function createApp(runtime: Runtime): Koa {
     ...pingRoutes(),
     ...probeRoutes(deps),
     ...indexRoutes(deps),
+    ...schemaRoutes(deps),
+    ...recordRoutes(deps),
+    ...mem0Routes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

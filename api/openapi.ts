@@ -38,7 +38,9 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       security: route.auth === 'token' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : [],
     };
     if (route.body) {
-      operation.requestBody = { required: false, content: { 'application/json': { schema: route.body } } };
+      const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema: route.body } };
+      if (route.mergePatch) content['application/merge-patch+json'] = { schema: route.body };
+      operation.requestBody = { required: false, content };
     }
     paths[path] = { ...(paths[path] ?? {}), [route.method]: operation };
   }

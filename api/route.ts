@@ -23,6 +23,11 @@ export interface RouteSpec<Body, Query> {
   tag: string;
   auth: RouteAuth;
   body?: JsonSchema;
+  /**
+   * The body is an RFC 7396 merge patch of a user-defined shape (a record's values): its schema
+   * cannot list the fields, which are checked after merging instead.
+   */
+  mergePatch?: true;
   query?: JsonSchema;
   responses: Record<number, ResponseSpec>;
   handler: (ctx: RouteContext<Body, Query>) => Promise<void> | void;

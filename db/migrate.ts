@@ -5,6 +5,8 @@ import * as outbox from './migrations/0003_outbox.js';
 import * as probes from './migrations/0004_probes.js';
 import * as indexes from './migrations/0005_indexes.js';
 import * as embeddedVectors from './migrations/0006_embedded_vectors.js';
+import * as recordSchemas from './migrations/0007_record_schemas.js';
+import * as memories from './migrations/0008_memories.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -14,6 +16,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0004_probes', probes],
   ['0005_indexes', indexes],
   ['0006_embedded_vectors', embeddedVectors],
+  ['0007_record_schemas', recordSchemas],
+  ['0008_memories', memories],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -8,13 +8,15 @@ import type { JsonSchema } from '../lib/validation.js';
 export interface JobPayloads {
   /** Marks a pipeline probe done: proof that outbox → queue → worker works end to end. */
   'probe.touch': { projectId: string; probeId: string };
+  /** Makes a memory's vector match its row (embed and upsert, or remove when the row is gone). */
+  'memory.index': { projectId: string; memoryId: string; revision: number };
 }
 
 export type JobName = keyof JobPayloads;
 export type JobOf<N extends JobName> = JobPayloads[N];
 
 /** Queues, one per kind of work, so slow work never starves quick work. */
-export const QUEUE_NAMES = ['maintenance'] as const;
+export const QUEUE_NAMES = ['maintenance', 'embedding'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 interface JobDefinition<N extends JobName> {
@@ -35,6 +37,17 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       properties: { projectId: id, probeId: id },
     },
     jobId: (p) => `probe.touch-${p.probeId}`,
+  },
+  'memory.index': {
+    queue: 'embedding',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'memoryId', 'revision'],
+      properties: { projectId: id, memoryId: id, revision: { type: 'integer', minimum: 1 } },
+    },
+    // one job per revision: a change after the job ran (or while it runs) queues a new one
+    jobId: (p) => `memory.index-${p.memoryId}-${p.revision}`,
   },
 };
 

@@ -3,19 +3,24 @@ import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
 import { Embedders } from '../core/embedding/embedders.js';
 import { Indexes } from '../core/indexes.js';
+import { Memories } from '../core/memories.js';
 import { Probes } from '../core/probes.js';
+import { Schemas } from '../core/schemas.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
+import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
+import { SchemasRepository } from '../db/repositories/schemas.repository.js';
 import { EmbeddedVectorStore } from '../db/vectors/embedded.store.js';
 import { MilvusVectorStore } from '../db/vectors/milvus.store.js';
 import type { VectorStore } from '../db/vectors/vector-store.js';
 import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
+import { memoryIndexJob } from '../jobs/memory-index.job.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
@@ -58,6 +63,10 @@ export class Runtime {
   readonly vectors: VectorStore;
   readonly embedders: Embedders;
   readonly indexes: Indexes;
+  /** Typed-memory record schemas and their versions. */
+  readonly schemas: Schemas;
+  /** Typed records and free-form memories, and memory search. */
+  readonly memories: Memories;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -77,6 +86,8 @@ export class Runtime {
       outbox: new OutboxRepository(db),
       probes: new ProbesRepository(db),
       indexes: new IndexesRepository(db),
+      schemas: new SchemasRepository(db),
+      memories: new MemoriesRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
@@ -84,6 +95,8 @@ export class Runtime {
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
+    this.schemas = new Schemas(this.repositories.schemas);
+    this.memories = new Memories(db, this.repositories.memories, this.repositories.outbox, this.schemas, this.vectors, this.embedders, () => this.relay.kick());
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),
@@ -144,7 +157,7 @@ export class Runtime {
 
   /** The job handlers, checked against the catalogue. */
   handlers(): JobHandlers {
-    const handlers = { 'probe.touch': probeTouchJob(this.probes) };
+    const handlers = { 'probe.touch': probeTouchJob(this.probes), 'memory.index': memoryIndexJob(this.memories) };
     assertHandlers(handlers);
     return handlers;
   }

@@ -83,7 +83,8 @@ describe('operations endpoints', () => {
       for (const [path, ops] of Object.entries(doc.paths)) {
         for (const [method, op] of Object.entries(ops)) {
           const schema = op.requestBody?.content['application/json']?.schema;
-          if (!schema) continue;
+          // a merge patch of a record's values is checked against the record's schema after merging
+          if (!schema || op.requestBody?.content['application/merge-patch+json']) continue;
           expect(schema.additionalProperties, `${method} ${path}`).to.equal(false);
           const res = await t.http[method as 'post'](path.replace(/\{[^}]+\}/g, 'x'))
             .set('Authorization', token(key))

@@ -22,7 +22,7 @@ describe('job catalogue', () => {
   });
 
   it('re-validates payloads and names before running a handler', async () => {
-    const handlers: JobHandlers = { 'probe.touch': async () => undefined };
+    const handlers: JobHandlers = { 'probe.touch': async () => undefined, 'memory.index': async () => undefined };
     await runJob(handlers, 'probe.touch', { projectId: 'p', probeId: 'x' }, ctx);
     let error: unknown;
     try {
@@ -46,6 +46,7 @@ describe('in-process queue', () => {
     const attempts: number[] = [];
     const times: number[] = [];
     queue.startWorkers({
+      'memory.index': async () => undefined,
       'probe.touch': async (_payload, jobCtx) => {
         attempts.push(jobCtx.attempt);
         times.push(Date.now());
@@ -65,6 +66,7 @@ describe('in-process queue', () => {
     const queue = new InProcessQueue(log, 2, 1);
     let runs = 0;
     queue.startWorkers({
+      'memory.index': async () => undefined,
       'probe.touch': async () => {
         runs += 1;
         throw new Error('always');
@@ -84,6 +86,7 @@ describe('in-process queue', () => {
     let peak = 0;
     let runs = 0;
     queue.startWorkers({
+      'memory.index': async () => undefined,
       'probe.touch': async () => {
         runs += 1;
         running += 1;

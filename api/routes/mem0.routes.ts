@@ -1,0 +1,208 @@
+import { ENTITY_IDS, type AddMemoriesInput, type EntityIds, type HistoryView, type MemoryView } from '../../core/memories.js';
+import { iso } from '../../lib/time.js';
+import type { JsonSchema } from '../../lib/validation.js';
+import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
+import type { RouteDeps } from './deps.js';
+
+// mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
+// which Cairn accepts everywhere; every answer is a JSON body, deletes included).
+
+const TAG = 'Memories (mem0 compatible)';
+const ENTITY: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
+const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, ENTITY]));
+
+const MEMORY_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    memory: { type: 'string' },
+    ...Object.fromEntries(ENTITY_IDS.map((k) => [k, { type: ['string', 'null'] }])),
+    metadata: { type: 'object' },
+    categories: { type: 'array', items: { type: 'string' } },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const show = (m: MemoryView) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) });
+const showHistory = (h: HistoryView) => ({ ...h, created_at: iso(h.created_at), updated_at: iso(h.updated_at) });
+const notFound = { 404: { description: 'No such memory in this project', schema: ERROR_SCHEMA } };
+const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
+
+/** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
+export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+  const memories = runtime.memories;
+
+  const add: RouteSpec<AddMemoriesInput, Record<string, never>> = {
+    method: 'post',
+    path: '/v3/memories/add',
+    operationId: 'addMemories',
+    summary:
+      "Add memories from messages. infer: false stores each message as given; otherwise (mem0's default) the statements in the user's messages are stored. Indexed in the background.",
+    tag: TAG,
+    auth: 'token',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['messages'],
+      properties: {
+        messages: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 100,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['role', 'content'],
+            properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: { type: 'string', maxLength: 32_768 } },
+          },
+        },
+        ...ENTITY_PROPS,
+        metadata: { type: 'object' },
+        infer: { type: 'boolean', default: true },
+      },
+    },
+    responses: {
+      200: {
+        description: 'The memories added',
+        schema: { type: 'object', properties: { results: { type: 'array', items: { ...MEMORY_VIEW, properties: { ...MEMORY_VIEW.properties, event: { const: 'ADD' } } } } } },
+      },
+      ...invalid,
+    },
+    async handler(ctx) {
+      const added = await memories.add(ctx.state.principal.projectId, ctx.state.body);
+      ctx.body = { results: added.map((m) => ({ ...show(m), event: 'ADD' })) };
+    },
+  };
+
+  const list: RouteSpec<{ filters: unknown }, { page?: number; page_size?: number }> = {
+    method: 'post',
+    path: '/v3/memories',
+    operationId: 'listMemories',
+    summary: 'List memories matching filters (which must name an entity id), newest first, paged.',
+    tag: TAG,
+    auth: 'token',
+    body: { type: 'object', additionalProperties: false, required: ['filters'], properties: { filters: { type: 'object' } } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { page: { type: 'integer', minimum: 1, default: 1 }, page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+    },
+    responses: {
+      200: {
+        description: 'A page of memories',
+        schema: {
+          type: 'object',
+          properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: MEMORY_VIEW } },
+        },
+      },
+      ...invalid,
+    },
+    async handler(ctx) {
+      const { page = 1, page_size = 50 } = ctx.state.query ?? {};
+      const { count, results } = await memories.list(ctx.state.principal.projectId, ctx.state.body.filters, page, page_size);
+      const link = (p: number) => `${ctx.origin}${ctx.path}?page=${p}&page_size=${page_size}`;
+      ctx.body = {
+        count,
+        next: page * page_size < count ? link(page + 1) : null,
+        previous: page > 1 ? link(page - 1) : null,
+        results: results.map(show),
+      };
+    },
+  };
+
+  const get: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/v1/memories/:id',
+    operationId: 'getMemory',
+    summary: 'Get a memory.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'The memory', schema: MEMORY_VIEW }, ...notFound },
+    async handler(ctx) {
+      ctx.body = show(await memories.get(ctx.state.principal.projectId, String(ctx.params.id)));
+    },
+  };
+
+  const update: RouteSpec<{ text?: string; metadata?: Record<string, unknown> }, Record<string, never>> = {
+    method: 'put',
+    path: '/v1/memories/:id',
+    operationId: 'updateMemory',
+    summary: "Change a memory's text and/or metadata (a typed record's values change through PATCH /v1/records).",
+    tag: TAG,
+    auth: 'token',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { text: { type: 'string', minLength: 1, maxLength: 32_768 }, metadata: { type: 'object' } },
+    },
+    responses: { 200: { description: 'The updated memory', schema: MEMORY_VIEW }, ...invalid, ...notFound },
+    async handler(ctx) {
+      ctx.body = show(await memories.update(ctx.state.principal.projectId, String(ctx.params.id), ctx.state.body));
+    },
+  };
+
+  const history: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/v1/memories/:id/history',
+    operationId: 'memoryHistory',
+    summary: "A memory's changes, oldest first (ADD, UPDATE, DELETE).",
+    tag: TAG,
+    auth: 'token',
+    responses: {
+      200: {
+        description: 'History',
+        schema: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              id: { type: 'string' },
+              memory_id: { type: 'string' },
+              old_memory: { type: ['string', 'null'] },
+              new_memory: { type: ['string', 'null'] },
+              event: { type: 'string' },
+              created_at: { type: 'string', format: 'date-time' },
+            },
+          },
+        },
+      },
+      ...notFound,
+    },
+    async handler(ctx) {
+      ctx.body = (await memories.history(ctx.state.principal.projectId, String(ctx.params.id))).map(showHistory);
+    },
+  };
+
+  const remove: RouteSpec<undefined, Record<string, never>> = {
+    method: 'delete',
+    path: '/v1/memories/:id',
+    operationId: 'deleteMemory',
+    summary: 'Delete a memory (a typed record included) and its vector.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'Deleted', schema: { type: 'object', properties: { message: { type: 'string' } } } }, ...notFound },
+    async handler(ctx) {
+      await memories.delete(ctx.state.principal.projectId, String(ctx.params.id));
+      ctx.body = { message: 'Memory deleted successfully!' };
+    },
+  };
+
+  const removeAll: RouteSpec<undefined, EntityIds> = {
+    method: 'delete',
+    path: '/v1/memories',
+    operationId: 'deleteMemories',
+    summary: 'Delete every memory of one user, agent, run or app (at least one must be given).',
+    tag: TAG,
+    auth: 'token',
+    query: { type: 'object', additionalProperties: false, properties: ENTITY_PROPS },
+    responses: { 200: { description: 'Deleted', schema: { type: 'object', properties: { message: { type: 'string' } } } }, ...invalid },
+    async handler(ctx) {
+      const deleted = await memories.deleteAll(ctx.state.principal.projectId, ctx.state.query ?? {});
+      ctx.body = { message: `${deleted} memories deleted successfully!` };
+    },
+  };
+
+  return [add, list, get, update, history, remove, removeAll] as Array<RouteSpec<never, never>>;
+}

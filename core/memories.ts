@@ -1,0 +1,470 @@
+import type { Knex } from 'knex';
+import jsonMergePatch from 'json-merge-patch';
+import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
+import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import type { CollectionSpec, VectorStore } from '../db/vectors/vector-store.js';
+import { envelope } from '../jobs/catalogue.js';
+import type { JobContext } from '../jobs/handlers.js';
+import { badRequest, conflict, notFound } from '../lib/errors.js';
+import { newId, nowMs } from '../lib/time.js';
+import { JOB_ATTEMPTS } from '../workers/queue-driver.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
+import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
+import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
+
+/** Entity ids a memory may carry; memory search needs at least one of them. */
+export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
+export type EntityIds = Partial<Record<(typeof ENTITY_IDS)[number], string>>;
+
+/** What memory-search filters may name: entity ids, the schema, the creation time, and metadata keys. */
+export const MEMORY_FILTER_SCOPE: FilterScope = {
+  columns: { user_id: 'string', agent_id: 'string', run_id: 'string', app_id: 'string', schema: 'string', created_at: 'date' },
+  metadata: 'field',
+};
+
+/** A typed record as the API shows it. */
+export interface RecordView {
+  id: string;
+  schema: string;
+  schema_version: number;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  record: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  embedding_status: MemoryRow['embedding_status'];
+  embedding_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface StoreRecordInput extends EntityIds {
+  record: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface MemorySearchInput {
+  query: string;
+  output_format?: string;
+  filters: unknown;
+  top_k?: number;
+  threshold?: number;
+}
+
+/** One memory-search hit (typed record or free-form memory). */
+export interface MemorySearchResult {
+  id: string;
+  memory: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  metadata: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+  score: number;
+}
+
+/**
+ * Typed records and free-form memories. The row is the source of truth and commits with an
+ * outbox entry; the `memory.index` job derives the vector (template → embedding → memories
+ * collection, keyed by the row id) and records the outcome in `embedding_status`. A change bumps
+ * the row's revision and queues the job again; a delete queues it to remove the vector.
+ */
+export class Memories {
+  constructor(
+    private readonly db: Knex,
+    private readonly rows: MemoriesRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly schemas: Schemas,
+    private readonly store: VectorStore,
+    private readonly embedders: Embedders,
+    private readonly onOutboxWrite: () => void,
+    private readonly embedModel: string = DEFAULT_EMBED_MODEL,
+  ) {}
+
+  /** Validates against the schema's latest version and stores the record, pinned to that version. */
+  async storeRecord(projectId: string, schemaName: string, input: StoreRecordInput): Promise<RecordView> {
+    const version = await this.schemas.get(projectId, schemaName);
+    validateRecord(version, input.record);
+    const row = newRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
+    await this.db.transaction((trx) => this.insertAll(trx, [row]));
+    this.onOutboxWrite();
+    return recordView(row);
+  }
+
+  async getRecord(projectId: string, schemaName: string, id: string): Promise<RecordView> {
+    return recordView(await this.recordRow(projectId, schemaName, id));
+  }
+
+  async listRecords(projectId: string, schemaName: string, filter: EntityIds, limit: number, offset: number): Promise<RecordView[]> {
+    await this.schemas.get(projectId, schemaName);
+    const rows = await this.rows.list(projectId, { ...(filter as MemoryListFilter), schema_name: schemaName }, limit, offset);
+    return rows.map(recordView);
+  }
+
+  /**
+   * Applies an RFC 7396 merge patch to the record's values (null removes a field), validates the
+   * result against the version the record is pinned to, and re-derives its vector.
+   */
+  async patchRecord(projectId: string, schemaName: string, id: string, patch: Record<string, unknown>): Promise<RecordView> {
+    // Read outside the transaction (SQLite has one connection, which the transaction holds);
+    // the update then applies only if nobody changed the record in between.
+    const row = await this.recordRow(projectId, schemaName, id);
+    const version = await this.pinned(projectId, row);
+    const merged = jsonMergePatch.apply(structuredClone(JSON.parse(row.record as string) as Record<string, unknown>), patch) as Record<string, unknown>;
+    validateRecord(version, merged);
+    const memory = renderEmbedText(version, merged);
+    const now = nowMs();
+    const updated = await this.db.transaction(async (trx) => {
+      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: JSON.stringify(merged), memory, metadata: row.metadata, updated_at: now });
+      if (changed === 0) throw conflict(`The record "${id}" changed while this update was applied; read it again and retry.`, 'record_changed');
+      await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
+      await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
+      return (await this.rows.get(projectId, id, trx)) as MemoryRow;
+    });
+    this.onOutboxWrite();
+    return recordView(updated);
+  }
+
+  async deleteRecord(projectId: string, schemaName: string, id: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const row = await this.recordRow(projectId, schemaName, id, trx);
+      await this.remove(trx, row);
+    });
+    this.onOutboxWrite();
+  }
+
+  /** Stores free-form memories from messages (mem0 add); each is indexed in the background. */
+  async add(projectId: string, input: AddMemoriesInput): Promise<MemoryView[]> {
+    if (!ENTITY_IDS.some((k) => input[k] !== undefined)) {
+      throw badRequest('entity_required', `Name whom the memories belong to: one of ${ENTITY_IDS.join(', ')}.`);
+    }
+    const texts =
+      input.infer === false
+        ? input.messages.map((m) => m.content.trim()).filter(Boolean)
+        : input.messages.filter((m) => m.role === 'user').flatMap((m) => statedFacts(m.content));
+    const rows = texts.map((memory) => newRow(projectId, input, memory));
+    if (rows.length === 0) return [];
+    await this.db.transaction((trx) => this.insertAll(trx, rows));
+    this.onOutboxWrite();
+    return rows.map(memoryView);
+  }
+
+  /** Memories (free-form and typed) matching a filter that names an entity, newest first. */
+  async list(projectId: string, filters: unknown, page: number, pageSize: number): Promise<{ count: number; results: MemoryView[] }> {
+    const filter = parseFilter(filters, MEMORY_FILTER_SCOPE, '/filters');
+    const pinned = filter ? entityPins(filter) : {};
+    if (!filter || Object.keys(pinned).length === 0) {
+      throw badRequest('entity_required', `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}).`);
+    }
+    // SQL narrows to the pinned entity; the predicate applies the rest of the filter exactly.
+    const accept = toPredicate(filter);
+    const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter((row) => accept(filterRow(row)));
+    return { count: rows.length, results: rows.slice((page - 1) * pageSize, page * pageSize).map(memoryView) };
+  }
+
+  async get(projectId: string, id: string): Promise<MemoryView> {
+    return memoryView(await this.row(projectId, id));
+  }
+
+  /**
+   * mem0 update: new text and/or metadata for a memory. A typed record's text is derived from its
+   * values, so its text is changed through PATCH /v1/records instead; its metadata may change here.
+   */
+  async update(projectId: string, id: string, input: { text?: string; metadata?: Record<string, unknown> }): Promise<MemoryView> {
+    const row = await this.row(projectId, id);
+    if (input.text !== undefined && row.schema_name) {
+      throw badRequest('typed_record', `Memory "${id}" is a ${row.schema_name} record; change its values with PATCH /v1/records/${row.schema_name}/${id}.`);
+    }
+    const memory = input.text?.trim() ?? row.memory;
+    if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
+    const now = nowMs();
+    const updated = await this.db.transaction(async (trx) => {
+      const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
+      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: row.record, memory, metadata, updated_at: now });
+      if (changed === 0) throw conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed');
+      await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
+      await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
+      return (await this.rows.get(projectId, id, trx)) as MemoryRow;
+    });
+    this.onOutboxWrite();
+    return memoryView(updated);
+  }
+
+  async delete(projectId: string, id: string): Promise<void> {
+    const row = await this.row(projectId, id);
+    await this.db.transaction((trx) => this.remove(trx, row));
+    this.onOutboxWrite();
+  }
+
+  /** Deletes every memory of one entity (mem0 deleteAll); returns how many. */
+  async deleteAll(projectId: string, entities: EntityIds): Promise<number> {
+    if (!ENTITY_IDS.some((k) => entities[k] !== undefined)) {
+      throw badRequest('entity_required', `Name whose memories to delete: one of ${ENTITY_IDS.join(', ')}.`);
+    }
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.rows.list(projectId, entities as MemoryListFilter, 500, 0);
+      if (batch.length === 0) break;
+      await this.db.transaction(async (trx) => {
+        for (const row of batch) await this.remove(trx, row);
+      });
+      deleted += batch.length;
+    }
+    this.onOutboxWrite();
+    return deleted;
+  }
+
+  async history(projectId: string, id: string): Promise<HistoryView[]> {
+    const rows = await this.rows.history(projectId, id);
+    if (rows.length === 0) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
+    return rows.map((h) => ({ id: h.id, memory_id: h.memory_id, old_memory: h.old_memory, new_memory: h.new_memory, event: h.event, created_at: Number(h.created_at), updated_at: Number(h.created_at) }));
+  }
+
+  private async row(projectId: string, id: string): Promise<MemoryRow> {
+    const row = await this.rows.get(projectId, id);
+    if (!row) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
+    return row;
+  }
+
+  /** Semantic search over the project's memories: an entity id is required in `filters`. */
+  async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
+    const filter = parseFilter(input.filters, MEMORY_FILTER_SCOPE, '/filters');
+    if (!filter || !namesEntity(filter)) {
+      throw badRequest(
+        'entity_required',
+        `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}), alone or inside a top-level AND.`,
+      );
+    }
+    const spec = await this.collection();
+    const [vector] = await this.embedders.get(this.embedModel).embed([input.query], 'query');
+    const matches = await this.store.search(spec, projectId, vector as Float32Array, { topK: input.top_k ?? 10, filter });
+    const kept = input.threshold === undefined ? matches : matches.filter((m) => m.score >= (input.threshold as number));
+    // The rows are the truth: a vector whose row is gone (deleted, not yet unindexed) is left out.
+    const rows = new Map((await this.rows.getMany(projectId, kept.map((m) => m.id))).map((r) => [r.id, r]));
+    return kept.flatMap((m) => {
+      const row = rows.get(m.id);
+      return row ? [searchResult(row, m.score)] : [];
+    });
+  }
+
+  /**
+   * The `memory.index` job: makes the vector match the row. A missing row removes the vector; an
+   * older revision than the row's is skipped (the newer job does the work). Failures are retried
+   * by the queue; after the last attempt the row says `failed` with the reason.
+   */
+  async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
+    const spec = await this.collection();
+    const row = await this.rows.get(projectId, memoryId);
+    if (!row) {
+      await this.store.deleteByIds(spec, projectId, [memoryId]);
+      return;
+    }
+    if (row.revision !== revision) return;
+    try {
+      const [vector] = await this.embedders.get(this.embedModel).embed([row.memory], 'document');
+      await this.store.upsert(spec, projectId, [
+        {
+          id: row.id,
+          values: vector as Float32Array,
+          columns: {
+            user_id: row.user_id,
+            agent_id: row.agent_id,
+            run_id: row.run_id,
+            app_id: row.app_id,
+            schema: row.schema_name,
+            created_at: Number(row.created_at),
+          },
+          metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+        },
+      ]);
+      await this.rows.markEmbedding(projectId, memoryId, revision, 'indexed');
+    } catch (err) {
+      if (ctx.attempt >= JOB_ATTEMPTS) {
+        await this.rows.markEmbedding(projectId, memoryId, revision, 'failed', err instanceof Error ? err.message : String(err));
+      }
+      throw err;
+    }
+  }
+
+  /** The memories collection of the embedding model in use. */
+  async collection(): Promise<CollectionSpec> {
+    const embedder = this.embedders.get(this.embedModel);
+    return {
+      name: `memories_${embedder.model.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 200),
+      dimension: await embedder.dimension(),
+      metric: 'cosine',
+      columns: MEMORY_FILTER_SCOPE.columns,
+    };
+  }
+
+  /** New rows, each with its ADD history entry and its indexing job, in the caller's transaction. */
+  private async insertAll(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
+    for (const row of rows) {
+      await this.rows.insert(trx, row);
+      await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.created_at });
+      await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
+    }
+  }
+
+  private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<void> {
+    await this.rows.delete(trx, row.project_id, row.id);
+    await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
+    await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+  }
+
+  private async recordRow(projectId: string, schemaName: string, id: string, trx?: Knex.Transaction): Promise<MemoryRow> {
+    const row = await this.rows.get(projectId, id, trx);
+    if (!row || row.schema_name !== schemaName) throw notFound(`There is no ${schemaName} record with id "${id}" in this project.`, 'record_not_found');
+    return row;
+  }
+
+  private pinned(projectId: string, row: MemoryRow): Promise<SchemaVersion> {
+    return this.schemas.getVersion(projectId, row.schema_id as string, row.schema_version as number);
+  }
+}
+
+/** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
+function newRow(
+  projectId: string,
+  input: EntityIds & { metadata?: Record<string, unknown> },
+  memory: string,
+  typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
+): MemoryRow {
+  const now = nowMs();
+  return {
+    id: newId(),
+    project_id: projectId,
+    ...typed,
+    memory,
+    user_id: input.user_id ?? null,
+    agent_id: input.agent_id ?? null,
+    run_id: input.run_id ?? null,
+    app_id: input.app_id ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
+    revision: 1,
+    embedding_status: 'pending',
+    embedding_error: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** The entity ids a filter pins with `eq` (directly or in a top-level AND): what SQL can narrow by. */
+function entityPins(node: FilterNode): MemoryListFilter {
+  const pins: MemoryListFilter = {};
+  for (const n of node.kind === 'and' ? node.nodes : [node]) {
+    if (n.kind === 'cmp' && n.op === 'eq' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name)) {
+      pins[n.target.name as keyof MemoryListFilter] = String(n.value);
+    }
+  }
+  return pins;
+}
+
+/** A row as the filter predicate sees it. */
+function filterRow(row: MemoryRow): FilterRow {
+  return {
+    columns: { user_id: row.user_id, agent_id: row.agent_id, run_id: row.run_id, app_id: row.app_id, schema: row.schema_name, created_at: Number(row.created_at) },
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  };
+}
+
+function memoryView(row: MemoryRow): MemoryView {
+  const { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at } = searchResult(row, 0);
+  return { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at, categories: [] };
+}
+
+/** True when the filter pins at least one entity id: directly, or in a top-level AND. */
+function namesEntity(node: FilterNode): boolean {
+  const pins = (n: FilterNode) =>
+    n.kind === 'cmp' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name) && (n.op === 'eq' || n.op === 'in');
+  return pins(node) || (node.kind === 'and' && node.nodes.some(pins));
+}
+
+function recordView(row: MemoryRow): RecordView {
+  return {
+    id: row.id,
+    schema: row.schema_name as string,
+    schema_version: Number(row.schema_version),
+    user_id: row.user_id,
+    agent_id: row.agent_id,
+    run_id: row.run_id,
+    app_id: row.app_id,
+    record: JSON.parse(row.record as string) as Record<string, unknown>,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    embedding_status: row.embedding_status,
+    embedding_error: row.embedding_error,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+function searchResult(row: MemoryRow, score: number): MemorySearchResult {
+  const metadata: Record<string, unknown> = JSON.parse(row.metadata) as Record<string, unknown>;
+  if (row.schema_name) {
+    Object.assign(metadata, {
+      schema: row.schema_name,
+      schema_version: Number(row.schema_version),
+      record_id: row.id,
+      record: JSON.parse(row.record as string) as Record<string, unknown>,
+    });
+  }
+  return {
+    id: row.id,
+    memory: row.memory,
+    user_id: row.user_id,
+    agent_id: row.agent_id,
+    run_id: row.run_id,
+    app_id: row.app_id,
+    metadata,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+    score,
+  };
+}
+
+/** mem0's `POST /v3/memories/add/`: messages in, memories out. */
+export interface AddMemoriesInput extends EntityIds {
+  messages: Array<{ role: string; content: string }>;
+  metadata?: Record<string, unknown>;
+  /** false: each message is stored as given; true (mem0's default): facts are picked out of the user's messages. */
+  infer?: boolean;
+}
+
+/** A memory as mem0's v1 endpoints show it; typed records carry their schema in metadata. */
+export interface MemoryView {
+  id: string;
+  memory: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  metadata: Record<string, unknown>;
+  categories: string[];
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HistoryView {
+  id: string;
+  memory_id: string;
+  old_memory: string | null;
+  new_memory: string | null;
+  event: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Statements in a message that are worth remembering: its sentences, minus questions and
+ * pleasantries. The deterministic stand-in for a language model's fact extraction.
+ */
+export function statedFacts(content: string): string[] {
+  return content
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0 && !s.endsWith('?') && !/^(hi|hello|hey|thanks|thank you|ok|okay|bye)\b[.! ]*$/i.test(s))
+    .map((s) => s.replace(/[.!]+$/, ''));
+}

@@ -1,0 +1,110 @@
+import type { Knex } from 'knex';
+
+export type EmbeddingStatus = 'pending' | 'indexed' | 'failed';
+
+/** A memory row: a typed record (schema columns set) or a free-form memory. JSON columns are text. */
+export interface MemoryRow {
+  id: string;
+  project_id: string;
+  schema_id: string | null;
+  schema_name: string | null;
+  schema_version: number | null;
+  record: string | null;
+  memory: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  metadata: string;
+  revision: number;
+  embedding_status: EmbeddingStatus;
+  embedding_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HistoryRow {
+  id: string;
+  project_id: string;
+  memory_id: string;
+  event: 'ADD' | 'UPDATE' | 'DELETE';
+  old_memory: string | null;
+  new_memory: string | null;
+  created_at: number;
+}
+
+/** Listing filters: entity ids and a schema, all optional. */
+export interface MemoryListFilter {
+  schema_name?: string;
+  user_id?: string;
+  agent_id?: string;
+  run_id?: string;
+  app_id?: string;
+}
+
+/** Memory rows and their history, every query scoped by project. */
+export class MemoriesRepository {
+  constructor(private readonly db: Knex) {}
+
+  async insert(trx: Knex.Transaction, row: MemoryRow): Promise<void> {
+    await trx('memories').insert(row);
+  }
+
+  async get(projectId: string, id: string, trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow | undefined> {
+    return (await trx<MemoryRow>('memories').where({ project_id: projectId, id }).first()) as MemoryRow | undefined;
+  }
+
+  async getMany(projectId: string, ids: string[]): Promise<MemoryRow[]> {
+    if (ids.length === 0) return [];
+    return (await this.db<MemoryRow>('memories').where({ project_id: projectId }).whereIn('id', ids)) as MemoryRow[];
+  }
+
+  async list(projectId: string, filter: MemoryListFilter, limit: number, offset: number): Promise<MemoryRow[]> {
+    return (await this.db<MemoryRow>('memories')
+      .where({ project_id: projectId, ...filter })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit)
+      .offset(offset)) as MemoryRow[];
+  }
+
+  /**
+   * Rewrites a row's content if it is still at `revision`; bumps the revision and sets it pending
+   * again. Returns the number of rows changed (0: someone else changed it first).
+   */
+  async update(
+    trx: Knex.Transaction,
+    projectId: string,
+    id: string,
+    revision: number,
+    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at'>,
+  ): Promise<number> {
+    return trx('memories')
+      .where({ project_id: projectId, id, revision })
+      .update({ ...changes, embedding_status: 'pending', embedding_error: null, revision: trx.raw('revision + 1') });
+  }
+
+  async delete(trx: Knex.Transaction, projectId: string, id: string): Promise<number> {
+    return trx('memories').where({ project_id: projectId, id }).delete();
+  }
+
+  /** Records the outcome of indexing one revision; a newer revision is left alone. */
+  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null): Promise<void> {
+    await this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
+  }
+
+  async addHistory(trx: Knex.Transaction, row: HistoryRow): Promise<void> {
+    await trx('memory_history').insert(row);
+  }
+
+  async history(projectId: string, memoryId: string): Promise<HistoryRow[]> {
+    return (await this.db<HistoryRow>('memory_history')
+      .where({ project_id: projectId, memory_id: memoryId })
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])) as HistoryRow[];
+  }
+}

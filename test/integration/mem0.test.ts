@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+
+// mem0's own JavaScript client (npm mem0ai) against Cairn: the wire compatibility users rely on.
+
+interface Mem0Memory {
+  id: string;
+  memory: string;
+  userId?: string;
+  metadata?: Record<string, unknown>;
+}
+interface Mem0Client {
+  add(messages: Array<{ role: string; content: string }>, options: Record<string, unknown>): Promise<{ results: Mem0Memory[] }>;
+  search(query: string, options: Record<string, unknown>): Promise<{ results: Array<Mem0Memory & { score: number }> }>;
+  getAll(options: Record<string, unknown>): Promise<{ count: number; results: Mem0Memory[] }>;
+  get(id: string): Promise<Mem0Memory>;
+  update(id: string, options: Record<string, unknown>): Promise<Mem0Memory>;
+  history(id: string): Promise<Array<{ event: string; oldMemory: string | null; newMemory: string | null; memoryId: string }>>;
+  delete(id: string): Promise<{ message: string }>;
+  deleteAll(options: Record<string, unknown>): Promise<{ message: string }>;
+  ping(): Promise<void>;
+}
+
+describe(`mem0 compatibility (${PROFILE})`, function () {
+  this.timeout(60_000);
+  let t: TestRuntime;
+  let server: Server;
+  let key: string;
+  let client: Mem0Client;
+
+  before(async () => {
+    t = await startRuntime();
+    key = (await newProject(t)).key;
+    server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    // read once when the module loads: no telemetry to mem0's analytics from tests
+    process.env.MEM0_TELEMETRY = 'false';
+    const { MemoryClient } = (await import('mem0ai')) as unknown as { MemoryClient: new (o: { apiKey: string; host: string }) => Mem0Client };
+    client = new MemoryClient({ apiKey: key, host: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await t.close();
+  });
+
+  it("round-trips mem0's official client: add, search, list, get, update, history, delete", async () => {
+    const user = unique('alice');
+    await client.ping();
+    const added = await client.add(
+      [
+        { role: 'user', content: 'I drink green tea every morning.' },
+        { role: 'user', content: 'My sister lives in Lisbon.' },
+      ],
+      { userId: user, infer: false, metadata: { source: 'chat' } },
+    );
+    expect(added.results.map((r) => r.memory)).to.deep.equal(['I drink green tea every morning.', 'My sister lives in Lisbon.']);
+    const tea = added.results[0] as Mem0Memory;
+
+    const found = await waitFor(
+      async () => {
+        const res = await client.search('what does the user drink in the morning?', { filters: { user_id: user }, topK: 2 });
+        return res.results.length === 2 ? res : null;
+      },
+      { timeoutMs: 30_000, message: 'memories searchable' },
+    );
+    expect(found.results[0]?.id).to.equal(tea.id);
+    expect(found.results[0]?.score).to.be.greaterThan(found.results[1]?.score as number);
+
+    const all = await client.getAll({ filters: { user_id: user } });
+    expect(all.count).to.equal(2);
+
+    const got = await client.get(tea.id);
+    expect(got).to.include({ id: tea.id, memory: 'I drink green tea every morning.', userId: user });
+    expect(got.metadata).to.deep.equal({ source: 'chat' });
+
+    const updated = await client.update(tea.id, { text: 'I drink oolong tea every morning.' });
+    expect(updated.memory).to.equal('I drink oolong tea every morning.');
+    const history = await client.history(tea.id);
+    expect(history.map((h) => h.event)).to.deep.equal(['ADD', 'UPDATE']);
+    expect(history[1]).to.include({ oldMemory: 'I drink green tea every morning.', newMemory: 'I drink oolong tea every morning.', memoryId: tea.id });
+
+    expect((await client.delete(tea.id)).message).to.match(/deleted/);
+    let missing: unknown;
+    try {
+      await client.get(tea.id);
+    } catch (err) {
+      missing = err;
+    }
+    expect((missing as { constructor: { name: string } }).constructor.name).to.equal('MemoryNotFoundError');
+
+    expect((await client.deleteAll({ userId: user })).message).to.match(/^1 memories deleted/);
+    expect((await client.getAll({ filters: { user_id: user } })).count).to.equal(0);
+  });
+
+  it('infers statements from user messages, needs an entity, and shows typed records as memories', async () => {
+    const auth = token(key);
+    const user = unique('bo');
+    const inferred = await t.http
+      .post('/v3/memories/add/')
+      .set('Authorization', auth)
+      .send({
+        messages: [
+          { role: 'user', content: 'Hi! I am allergic to peanuts. Can you suggest a snack? I prefer salty food.' },
+          { role: 'assistant', content: 'Try salted almonds.' },
+        ],
+        user_id: user,
+      });
+    expect(inferred.status, JSON.stringify(inferred.body)).to.equal(200);
+    expect(inferred.body.results.map((r: { memory: string }) => r.memory)).to.deep.equal(['I am allergic to peanuts', 'I prefer salty food']);
+    expect(inferred.body.results[0].event).to.equal('ADD');
+
+    const anonymous = await t.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages: [{ role: 'user', content: 'x' }] });
+    expect(anonymous.status).to.equal(400);
+    const noEntity = await t.http.post('/v3/memories/').set('Authorization', auth).send({ filters: { schema: 'x' } });
+    expect(noEntity.status).to.equal(400);
+    expect((await t.http.delete('/v1/memories/').set('Authorization', auth)).status).to.equal(400);
+
+    const schema = unique('note').toLowerCase();
+    await t.http.post('/v1/schemas').set('Authorization', auth).send({ name: schema, json_schema: { type: 'object', properties: { text: { type: 'string' } } } });
+    const rec = await t.http.post(`/v1/records/${schema}`).set('Authorization', auth).send({ record: { text: 'hello' }, user_id: user });
+    const asMemory = await t.http.get(`/v1/memories/${rec.body.id}/`).set('Authorization', auth);
+    expect(asMemory.body.metadata).to.deep.include({ schema, schema_version: 1, record_id: rec.body.id });
+    const page = await t.http.post('/v3/memories/?page=1&page_size=2').set('Authorization', auth).send({ filters: { user_id: user } });
+    expect(page.body.count).to.equal(3);
+    expect(page.body.results).to.have.length(2);
+    expect(page.body.next).to.match(/page=2/);
+    const typed = await t.http.post('/v3/memories/').set('Authorization', auth).send({ filters: { AND: [{ user_id: user }, { schema }] } });
+    expect(typed.body.results.map((r: { id: string }) => r.id)).to.deep.equal([rec.body.id]);
+    const refused = await t.http.put(`/v1/memories/${rec.body.id}/`).set('Authorization', auth).send({ text: 'changed' });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.detail).to.match(/PATCH \/v1\/records/);
+  });
+});
