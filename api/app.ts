@@ -14,6 +14,7 @@ import { probeRoutes } from './routes/probes.routes.js';
 import { recordRoutes } from './routes/records.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
+import { usageRoutes } from './routes/usage.routes.js';
 
 const ROUTES = Symbol('cairn.routes');
 
@@ -46,6 +47,7 @@ export function createApp(runtime: Runtime): Koa {
     ...schemaRoutes(deps),
     ...recordRoutes(deps),
     ...mem0Routes(deps),
+    ...usageRoutes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import type { UsageRepository } from '../db/repositories/usage.repository.js';
 import type { CollectionSpec, VectorStore } from '../db/vectors/vector-store.js';
 import { envelope } from '../jobs/catalogue.js';
 import type { JobContext } from '../jobs/handlers.js';
@@ -11,6 +12,7 @@ import { JOB_ATTEMPTS } from '../workers/queue-driver.js';
 import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
+import { utcDay } from './usage.js';
 
 /** Entity ids a memory may carry; memory search needs at least one of them. */
 export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
@@ -80,6 +82,7 @@ export class Memories {
     private readonly schemas: Schemas,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
+    private readonly usage: UsageRepository,
     private readonly onOutboxWrite: () => void,
     private readonly embedModel: string = DEFAULT_EMBED_MODEL,
   ) {}
@@ -300,8 +303,9 @@ export class Memories {
     };
   }
 
-  /** New rows, each with its ADD history entry and its indexing job, in the caller's transaction. */
+  /** New rows, each with its ADD history entry and its indexing job, metered, in the caller's transaction. */
   private async insertAll(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
+    if (rows.length > 0) await this.usage.increment(trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
     for (const row of rows) {
       await this.rows.insert(trx, row);
       await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.created_at });

@@ -7,6 +7,7 @@ import * as indexes from './migrations/0005_indexes.js';
 import * as embeddedVectors from './migrations/0006_embedded_vectors.js';
 import * as recordSchemas from './migrations/0007_record_schemas.js';
 import * as memories from './migrations/0008_memories.js';
+import * as usage from './migrations/0009_usage.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0006_embedded_vectors', embeddedVectors],
   ['0007_record_schemas', recordSchemas],
   ['0008_memories', memories],
+  ['0009_usage', usage],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

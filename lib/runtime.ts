@@ -5,6 +5,7 @@ import { Embedders } from '../core/embedding/embedders.js';
 import { Indexes } from '../core/indexes.js';
 import { Memories } from '../core/memories.js';
 import { Probes } from '../core/probes.js';
+import { Usage } from '../core/usage.js';
 import { Schemas } from '../core/schemas.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
@@ -15,6 +16,7 @@ import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
+import { UsageRepository } from '../db/repositories/usage.repository.js';
 import { SchemasRepository } from '../db/repositories/schemas.repository.js';
 import { EmbeddedVectorStore } from '../db/vectors/embedded.store.js';
 import { MilvusVectorStore } from '../db/vectors/milvus.store.js';
@@ -67,6 +69,7 @@ export class Runtime {
   readonly schemas: Schemas;
   /** Typed records and free-form memories, and memory search. */
   readonly memories: Memories;
+  readonly usage: Usage;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -88,6 +91,7 @@ export class Runtime {
       indexes: new IndexesRepository(db),
       schemas: new SchemasRepository(db),
       memories: new MemoriesRepository(db),
+      usage: new UsageRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
@@ -96,7 +100,9 @@ export class Runtime {
     this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
-    this.memories = new Memories(db, this.repositories.memories, this.repositories.outbox, this.schemas, this.vectors, this.embedders, () => this.relay.kick());
+    const { memories, outbox, usage } = this.repositories;
+    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, () => this.relay.kick());
+    this.usage = new Usage(this.repositories.usage);
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),

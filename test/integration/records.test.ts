@@ -174,6 +174,24 @@ describe(`typed records and memory search (${PROFILE})`, function () {
     }
   });
 
+  it('meters memory.add for every stored record or memory, and nothing for a rejected one', async () => {
+    const key = token((await newProject(t)).key);
+    const name = unique('meter').toLowerCase();
+    await post('/v1/schemas', { name, json_schema: LEAD }, key);
+    await post(`/v1/records/${name}`, { record: { name: 'A' }, user_id: 'm' }, key);
+    await post(`/v1/records/${name}`, { record: { name: 'B' }, user_id: 'm' }, key);
+    await post(`/v1/records/${name}`, { record: { seats: 'x' }, user_id: 'm' }, key);
+    await post('/v3/memories/add/', { messages: [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }], user_id: 'm', infer: false }, key);
+    const usage = await get('/v1/usage', key);
+    expect(usage.status).to.equal(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.body.totals).to.deep.equal({ 'memory.add': 4 });
+    expect(usage.body.days).to.deep.equal([{ day: today, operation: 'memory.add', count: 4 }]);
+    expect(usage.body.to).to.equal(today);
+    expect((await get('/v1/usage?from=2000-01-01&to=2000-01-31', key)).body.totals).to.deep.equal({ 'memory.add': 0 });
+    expect((await get('/v1/usage?from=2020-02-01&to=2020-01-01', key)).status).to.equal(400);
+  });
+
   it("never shows one project's records to another", async () => {
     const name = await schema();
     const mine = await post(`/v1/records/${name}`, { record: { name: 'Secret' }, user_id: 'shared-user' });

@@ -1,0 +1,39 @@
+import type { RouteSpec } from '../route.js';
+import type { RouteDeps } from './deps.js';
+
+const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A UTC day, YYYY-MM-DD.' } as const;
+
+/** `GET /v1/usage`: metered operations of the calling project by day. */
+export function usageRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+  const usage: RouteSpec<undefined, { from?: string; to?: string }> = {
+    method: 'get',
+    path: '/v1/usage',
+    operationId: 'getUsage',
+    summary: 'Counts of metered operations (memory.add: each stored record or memory) by UTC day; default the last 30 days.',
+    tag: 'Usage',
+    auth: 'token',
+    query: { type: 'object', additionalProperties: false, properties: { from: DAY, to: DAY } },
+    responses: {
+      200: {
+        description: 'Usage',
+        schema: {
+          type: 'object',
+          properties: {
+            from: DAY,
+            to: DAY,
+            totals: { type: 'object', additionalProperties: { type: 'integer' } },
+            days: {
+              type: 'array',
+              items: { type: 'object', properties: { day: DAY, operation: { type: 'string' }, count: { type: 'integer' } } },
+            },
+          },
+        },
+      },
+    },
+    async handler(ctx) {
+      const { from, to } = ctx.state.query ?? {};
+      ctx.body = await runtime.usage.report(ctx.state.principal.projectId, from, to);
+    },
+  };
+  return [usage] as Array<RouteSpec<never, never>>;
+}
