@@ -1,5 +1,6 @@
-import { CohereClientV2, CohereError, CohereTimeoutError } from 'cohere-ai';
-import { AppError, badRequest, unavailable } from '../../lib/errors.js';
+import { CohereClientV2 } from 'cohere-ai';
+import { AppError, unavailable } from '../../lib/errors.js';
+import { cohereFailure } from '../provider-errors.js';
 import type { Embedder, InputType } from './embedder.js';
 
 /** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
@@ -93,34 +94,8 @@ export class CohereEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    if (err instanceof AppError) return err;
-    if (err instanceof CohereTimeoutError) {
-      return unavailable(`Cohere did not answer within ${this.timeoutMs / 1000} s (model ${this.name}); retry later.`);
-    }
-    if (!(err instanceof CohereError) || err.statusCode === undefined) {
-      const reason = err instanceof Error ? err.message : String(err);
-      return unavailable(`Cohere could not be reached (${reason}); retry later.`);
-    }
-    const status = err.statusCode;
-    const reason = reasonOf(err.body) ?? err.message;
-    if (status === 401 || status === 403 || status === 498) {
-      return unavailable(`Cohere rejected COHERE_API_KEY (${status}: ${reason}); an operator must set a valid key.`, 60);
-    }
-    if (status === 408 || status === 429 || status >= 500) {
-      const retryAfter = Number(err.rawResponse?.headers.get('retry-after'));
-      return unavailable(
-        `Cohere is unavailable (${status}: ${reason}); retry later.`,
-        Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
-      );
-    }
-    return badRequest('embed_input_rejected', `Cohere rejected the input for model ${this.name} (${status}: ${reason}).`);
+    return cohereFailure(err, { where: 'Cohere', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
+
 }
 
-/** Cohere's error bodies are `{ message }`; anything else is left to the SDK's own message. */
-function reasonOf(body: unknown): string | null {
-  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') {
-    return body.message.slice(0, 500);
-  }
-  return null;
-}

@@ -1,5 +1,6 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { AppError, badRequest, unavailable } from '../../lib/errors.js';
+import OpenAI from 'openai';
+import { AppError, unavailable } from '../../lib/errors.js';
+import { openaiFailure } from '../provider-errors.js';
 import type { Embedder, InputType } from './embedder.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
@@ -93,36 +94,8 @@ export class OpenAIEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    if (err instanceof AppError) return err;
-    // the URL itself stays out: these details reach API clients
-    const where = 'The embeddings server (OPENAI_BASE_URL)';
-    if (err instanceof APIConnectionTimeoutError) {
-      return unavailable(`${where} did not answer within ${this.timeoutMs / 1000} s; retry later.`);
-    }
-    if (err instanceof APIConnectionError || !(err instanceof APIError) || err.status === undefined) {
-      const reason = err instanceof Error ? err.message : String(err);
-      return unavailable(`${where} could not be reached (${reason}); retry later.`);
-    }
-    const status = err.status;
-    const reason = reasonOf(err.error) ?? err.message;
-    if (status === 401 || status === 403) {
-      return unavailable(`${where} rejected OPENAI_API_KEY (${status}: ${reason}); an operator must fix it.`, 60);
-    }
-    if (status === 408 || status === 409 || status === 429 || status >= 500) {
-      const retryAfter = Number(err.headers?.get('retry-after'));
-      return unavailable(
-        `${where} is unavailable (${status}: ${reason}); retry later.`,
-        Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
-      );
-    }
-    return badRequest('embed_input_rejected', `${where} rejected the input for model ${this.name} (${status}: ${reason}).`);
+    return openaiFailure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
+
 }
 
-/** OpenAI-style error bodies are `{ error: { message } }`; the SDK hands over the inner object. */
-function reasonOf(error: unknown): string | null {
-  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') {
-    return error.message.slice(0, 500);
-  }
-  return null;
-}

@@ -1,5 +1,3 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Embedders, type EmbeddersOptions } from '../../core/embedding/embedders.js';
 import type { Embedder } from '../../core/embedding/embedder.js';
@@ -8,6 +6,7 @@ import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { LOCAL_MODEL_DIR, tempDir } from '../helpers.js';
+import { fakeProvider, rejection, type Answer, type FakeProvider, type Received } from '../provider-server.js';
 
 const log = createLogger('silent');
 
@@ -17,56 +16,6 @@ function embeddersFor(env: Record<string, string>, options?: EmbeddersOptions): 
 
 const dot = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).to.be.instanceOf(AppError);
-    return err as AppError;
-  }
-  return expect.fail('expected the promise to reject');
-}
-
-interface Received {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
-interface FakeProvider {
-  url: string;
-  received: Received[];
-  close(): Promise<void>;
-}
-
-/** A local HTTP server standing in for a provider: records each request and answers with `answer`. */
-async function fakeProvider(answer: (request: Received, count: number) => Answer): Promise<FakeProvider> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
-    req.on('end', () => {
-      const request: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
-      received.push(request);
-      const { status, body } = answer(request, received.length);
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** A recognisable vector per text `t<n>`: its first component is n. */
 const vectorOf = (text: string): number[] => [Number(text.slice(1)) || 0, text.length, 0.5];

@@ -1,0 +1,164 @@
+/** One property of a record schema, in Cairn's restricted JSON-Schema subset. */
+export type ExtractionProperty =
+  | { type: 'string'; enum?: readonly string[]; description?: string }
+  | { type: 'number' | 'integer' | 'boolean'; description?: string }
+  | { type: 'array'; items: { type: 'string' }; description?: string };
+
+/**
+ * A record schema as extraction reads it: one level of typed properties (the same plain JSON
+ * shape `core/schemas.ts` validates and stores).
+ */
+export interface ExtractionSchema {
+  type: 'object';
+  properties: Readonly<Record<string, ExtractionProperty>>;
+  required?: readonly string[];
+  additionalProperties?: false;
+  description?: string;
+  title?: string;
+}
+
+/** One turn of a conversation handed to extraction. */
+export interface ExtractionMessage {
+  role: string;
+  content: string;
+}
+
+/** What values are extracted from: a text, or a conversation. */
+export type ExtractionInput = { text: string } | { messages: readonly ExtractionMessage[] };
+
+/**
+ * A language model that pulls a record's values out of text. Model names are `provider/model`
+ * (`local`, `cohere/command-a-03-2025`, `openai/<model>`).
+ *
+ * Contract: the result holds only values explicitly stated in the input, as a partial object
+ * of the schema's properties: a property that is not stated is absent (never null, never a
+ * guess), `required` is not enforced (the caller validates and decides whether to store), and
+ * every present value has its property's JSON type (integer vs number, an enum member exactly
+ * as the enum spells it, arrays of strings). Nothing found is `{}`.
+ */
+export interface Extractor {
+  /** The full `provider/model` name. */
+  readonly model: string;
+  extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>>;
+}
+
+/** What the remote models are told; the local model follows the same rules by construction. */
+export const EXTRACTION_SYSTEM_PROMPT = [
+  'You extract structured data. Answer with one JSON object whose keys are properties of the JSON schema you are given.',
+  'Include a property only when its value is explicitly stated in the input. Otherwise leave the property out:',
+  'never guess, infer, complete or invent a value, and never use null, an empty string or a placeholder such as "unknown".',
+  'Use each property\'s type exactly: an integer for "integer", a plain number without units, currency symbols or thousands separators for "number",',
+  'true or false for "boolean", exactly one of the listed values for an enum, and a JSON array of strings for "array".',
+  'Write a date as YYYY-MM-DD when the input states a full date; leave out relative dates such as "tomorrow".',
+  'In a conversation, take values the user states; a value the assistant states counts only when the user confirms it.',
+  'If nothing is stated, answer {}.',
+].join(' ');
+
+/**
+ * The schema sent to a remote model: the same properties with `required` dropped (extraction
+ * relaxes it) and no further properties allowed.
+ */
+export function relaxedSchema(schema: ExtractionSchema): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties)) properties[name] = { ...property };
+  return {
+    type: 'object',
+    ...(schema.description !== undefined ? { description: schema.description } : {}),
+    properties,
+    additionalProperties: false,
+  };
+}
+
+/** The user turn sent to a remote model: the schema, then the text or the conversation as a transcript. */
+export function extractionPrompt(schema: ExtractionSchema, input: ExtractionInput): string {
+  const source =
+    'text' in input
+      ? `Text:\n${input.text}`
+      : `Conversation:\n${input.messages.map((m) => `${m.role}: ${m.content}`).join('\n')}`;
+  return `JSON schema of the record:\n${JSON.stringify(relaxedSchema(schema))}\n\n${source}\n\nAnswer with the JSON object of the values stated above.`;
+}
+
+/**
+ * The JSON object in a model's answer. Tolerates a Markdown code fence or text around the
+ * object (servers that ignore the response format); null when there is no JSON object.
+ */
+export function parseModelJson(text: string): Record<string, unknown> | null {
+  const candidates = [text.trim()];
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text);
+  if (fenced?.[1] !== undefined) candidates.push(fenced[1].trim());
+  const first = text.indexOf('{');
+  const last = text.lastIndexOf('}');
+  if (first !== -1 && last > first) candidates.push(text.slice(first, last + 1));
+  for (const candidate of candidates) {
+    try {
+      const parsed: unknown = JSON.parse(candidate);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // try the next reading
+    }
+  }
+  return null;
+}
+
+/** Strings that say a value was not given rather than giving one. */
+const PLACEHOLDER = /^(?:n\/?a|none|null|nil|undefined|unknown|not (?:yet )?(?:known|stated|specified|provided|given|mentioned|available|set|decided|sure)|tbd|tba|tbc|no idea|\?+|-+|—|…|\.\.\.)$/i;
+
+/** True when `value` is an empty or placeholder string. */
+export function isPlaceholder(value: string): boolean {
+  return value.trim() === '' || PLACEHOLDER.test(value.trim());
+}
+
+const normalizeEnum = (value: string): string => value.trim().toLowerCase().replace(/[\s_-]+/g, ' ');
+
+/**
+ * Keeps only what a schema allows from a model's answer: properties of the schema, each with a
+ * value of its type. Strings are trimmed and placeholders ("unknown", "n/a", "") dropped; an
+ * enum value is mapped to the member it spells, ignoring case and `_`/`-`/space differences,
+ * else dropped; numbers must be finite (integers whole), plain numeric strings are read as
+ * numbers; booleans are `true`/`false` (or those words); arrays keep their non-empty strings,
+ * without duplicates, and are dropped when empty. Never adds anything.
+ */
+export function sanitizeExtraction(schema: ExtractionSchema, raw: unknown): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return result;
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (!Object.prototype.hasOwnProperty.call(raw, name)) continue;
+    const value = sanitizeValue(property, (raw as Record<string, unknown>)[name]);
+    if (value !== undefined) result[name] = value;
+  }
+  return result;
+}
+
+function sanitizeValue(property: ExtractionProperty, value: unknown): unknown {
+  switch (property.type) {
+    case 'string': {
+      if (typeof value !== 'string' || isPlaceholder(value)) return undefined;
+      if (property.enum === undefined) return value.trim();
+      const wanted = normalizeEnum(value);
+      return property.enum.find((member) => member === value) ?? property.enum.find((member) => normalizeEnum(member) === wanted);
+    }
+    case 'number':
+    case 'integer': {
+      const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+(?:\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
+      if (!Number.isFinite(number)) return undefined;
+      if (property.type === 'integer' && !Number.isSafeInteger(number)) return undefined;
+      return number;
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (value === 'true' || value === 'false') return value === 'true';
+      return undefined;
+    case 'array': {
+      if (!Array.isArray(value)) return undefined;
+      const items: string[] = [];
+      for (const item of value) {
+        if (typeof item !== 'string' || isPlaceholder(item)) continue;
+        const trimmed = item.trim();
+        if (!items.some((kept) => kept.toLowerCase() === trimmed.toLowerCase())) items.push(trimmed);
+      }
+      return items.length > 0 ? items : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
