@@ -220,6 +220,27 @@ export class Memories {
     return deleted;
   }
 
+  /**
+   * Retention: deletes these memories as a user delete would (history, vector removal by
+   * `memory.index`), in one transaction. Each row is re-read inside it and one already gone is
+   * skipped, so sweeps running at once delete each row once. Returns how many this call deleted.
+   */
+  async removeExpired(projectId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    // One lock order for every caller, so concurrent sweeps cannot deadlock on MySQL.
+    const sorted = [...ids].sort();
+    const deleted = await this.db.transaction(async (trx) => {
+      let count = 0;
+      for (const id of sorted) {
+        const row = await this.rows.get(projectId, id, trx);
+        if (row && (await this.remove(trx, row))) count += 1;
+      }
+      return count;
+    });
+    if (deleted > 0) this.onOutboxWrite();
+    return deleted;
+  }
+
   async history(projectId: string, id: string): Promise<HistoryView[]> {
     const rows = await this.rows.history(projectId, id);
     if (rows.length === 0) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
@@ -313,10 +334,12 @@ export class Memories {
     }
   }
 
-  private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<void> {
-    await this.rows.delete(trx, row.project_id, row.id);
+  /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
+  private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<boolean> {
+    if ((await this.rows.delete(trx, row.project_id, row.id)) === 0) return false;
     await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    return true;
   }
 
   private async recordRow(projectId: string, schemaName: string, id: string, trx?: Knex.Transaction): Promise<MemoryRow> {

@@ -10,13 +10,46 @@ export interface JobPayloads {
   'probe.touch': { projectId: string; probeId: string };
   /** Makes a memory's vector match its row (embed and upsert, or remove when the row is gone). */
   'memory.index': { projectId: string; memoryId: string; revision: number };
+  /** Deletes records past their schema's retention: of one project, or of all when projectId is omitted. */
+  'retention.sweep': { projectId?: string };
+  /**
+   * Extracts a typed record from text and stores it when complete. A request the API waits on,
+   * so the text travels in the payload; the job is removed from Redis once it has answered.
+   */
+  'record.extract': ExtractPayload;
 }
+
+/** The input of one extraction request. */
+export interface ExtractPayload {
+  requestId: string;
+  projectId: string;
+  schema: string;
+  model: string;
+  text?: string;
+  messages?: Array<{ role: string; content: string }>;
+  user_id?: string;
+  agent_id?: string;
+  run_id?: string;
+  app_id?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** What a request job answers (jobs not listed answer nothing). */
+export interface JobResults {
+  /** `error` carries a client-facing failure (e.g. a refused model) back to the waiting request. */
+  'record.extract':
+    | { stored: true; record: Record<string, unknown> }
+    | { stored: false; record: Record<string, unknown> | null; missing: string[] }
+    | { error: { status: number; code: string; detail: string } };
+}
+
+export type JobResult<N extends JobName> = N extends keyof JobResults ? JobResults[N] : void;
 
 export type JobName = keyof JobPayloads;
 export type JobOf<N extends JobName> = JobPayloads[N];
 
 /** Queues, one per kind of work, so slow work never starves quick work. */
-export const QUEUE_NAMES = ['maintenance', 'embedding'] as const;
+export const QUEUE_NAMES = ['maintenance', 'embedding', 'extraction'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 interface JobDefinition<N extends JobName> {
@@ -48,6 +81,37 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
     },
     // one job per revision: a change after the job ran (or while it runs) queues a new one
     jobId: (p) => `memory.index-${p.memoryId}-${p.revision}`,
+  },
+  'retention.sweep': {
+    queue: 'maintenance',
+    schema: { type: 'object', additionalProperties: false, properties: { projectId: id } },
+    // one per scope and minute: the same sweep queued twice in a minute runs once
+    jobId: (p) => `retention.sweep-${p.projectId ?? 'all'}-${Math.floor(Date.now() / 60_000)}`,
+  },
+  'record.extract': {
+    queue: 'extraction',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['requestId', 'projectId', 'schema', 'model'],
+      properties: {
+        requestId: id,
+        projectId: id,
+        schema: { type: 'string', minLength: 1, maxLength: 64 },
+        model: { type: 'string', minLength: 1, maxLength: 128 },
+        text: { type: 'string' },
+        messages: {
+          type: 'array',
+          items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string' }, content: { type: 'string' } } },
+        },
+        user_id: { type: 'string' },
+        agent_id: { type: 'string' },
+        run_id: { type: 'string' },
+        app_id: { type: 'string' },
+        metadata: { type: 'object' },
+      },
+    },
+    jobId: (p) => `record.extract-${p.requestId}`,
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger.js';
 import { ajv } from '../lib/validation.js';
-import { JOB_NAMES, JOBS, type JobName, type JobOf } from './catalogue.js';
+import { JOB_NAMES, JOBS, type JobName, type JobOf, type JobResult } from './catalogue.js';
 
 /** What a handler gets besides its payload. */
 export interface JobContext {
@@ -11,7 +11,7 @@ export interface JobContext {
   log: Logger;
 }
 
-export type JobHandler<N extends JobName> = (payload: JobOf<N>, ctx: JobContext) => Promise<void>;
+export type JobHandler<N extends JobName> = (payload: JobOf<N>, ctx: JobContext) => Promise<JobResult<N>>;
 export type JobHandlers = { [N in JobName]: JobHandler<N> };
 
 /** A payload that can never succeed: logged and dropped, never retried. */
@@ -41,7 +41,7 @@ export function assertHandlers(handlers: Partial<Record<string, unknown>>): asse
  * Runs one job: re-validates the payload (a queue may hold jobs written by an older version)
  * and calls the handler. Both queue drivers execute jobs through here.
  */
-export async function runJob(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext): Promise<void> {
+export async function runJob(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext): Promise<unknown> {
   if (!(JOB_NAMES as string[]).includes(name)) throw new PoisonJobError(`No handler for job "${name}"`);
   const jobName = name as JobName;
   const validate = validators[jobName];
@@ -49,6 +49,6 @@ export async function runJob(handlers: JobHandlers, name: string, payload: unkno
     const { errors } = validate as unknown as { errors: Parameters<typeof ajv.errorsText>[0] };
     throw new PoisonJobError(`Invalid payload for ${name}: ${ajv.errorsText(errors)}`);
   }
-  const handler = handlers[jobName] as JobHandler<typeof jobName>;
-  await handler(payload, ctx);
+  const handler = handlers[jobName] as (payload: unknown, ctx: JobContext) => Promise<unknown>;
+  return handler(payload, ctx);
 }

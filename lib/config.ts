@@ -12,6 +12,8 @@ export interface Config {
   redisUrl: string | null;
   milvusAddress: string | null;
   milvusToken: string | null;
+  /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
+  extractTimeoutMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
   milvusTimeoutMs: number;
   localModelDir: string | null;
@@ -40,6 +42,8 @@ export interface Config {
   jobLockMs: number;
   /** Seconds to wait for in-flight work on shutdown before forcing exit. */
   shutdownTimeoutMs: number;
+  /** How often records past their schema's retention are swept (`RETENTION_SWEEP_MS`). */
+  retentionSweepMs: number;
 }
 
 /** Thrown when the environment is invalid; lists every bad variable. */
@@ -155,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     milvusAddress,
     milvusToken: read('MILVUS_TOKEN'),
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
+    extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),
@@ -175,6 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
     jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
+    retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),
   };
 
   if (config.oidc.audience !== null && config.oidc.issuer === null && config.oidc.jwksUrl === null) {

@@ -2,9 +2,12 @@ import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
 import { Embedders } from '../core/embedding/embedders.js';
+import { RecordExtraction } from '../core/extract.js';
+import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { Memories } from '../core/memories.js';
 import { Probes } from '../core/probes.js';
+import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
 import { Schemas } from '../core/schemas.js';
 import { createDatabase, type Knex } from '../db/knex.js';
@@ -24,6 +27,8 @@ import type { VectorStore } from '../db/vectors/vector-store.js';
 import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
 import { memoryIndexJob } from '../jobs/memory-index.job.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
+import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
+import { recordExtractJob } from '../jobs/record-extract.job.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
@@ -69,7 +74,10 @@ export class Runtime {
   readonly schemas: Schemas;
   /** Typed records and free-form memories, and memory search. */
   readonly memories: Memories;
+  /** Deletes records past their schema's retention (the `retention.sweep` job). */
+  readonly retention: Retention;
   readonly usage: Usage;
+  readonly extraction: RecordExtraction;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -102,7 +110,10 @@ export class Runtime {
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, outbox, usage } = this.repositories;
     this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, () => this.relay.kick());
+    this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
+    const extractors = new Extractors(config, log.child({ component: 'extractors' }));
+    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs);
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),
@@ -163,7 +174,12 @@ export class Runtime {
 
   /** The job handlers, checked against the catalogue. */
   handlers(): JobHandlers {
-    const handlers = { 'probe.touch': probeTouchJob(this.probes), 'memory.index': memoryIndexJob(this.memories) };
+    const handlers = {
+      'probe.touch': probeTouchJob(this.probes),
+      'memory.index': memoryIndexJob(this.memories),
+      'retention.sweep': retentionSweepJob(this.retention),
+      'record.extract': recordExtractJob(this.extraction),
+    };
     assertHandlers(handlers);
     return handlers;
   }
@@ -174,7 +190,10 @@ export class Runtime {
       // One embedded process owns the outbox: leases left by a previous run are stale.
       await this.repositories.outbox.releaseAll();
     }
-    if (this.role !== 'api') this.queue.startWorkers(this.handlers());
+    if (this.role !== 'api') {
+      this.queue.startWorkers(this.handlers());
+      await this.queue.schedule('retention.sweep', this.config.retentionSweepMs, {});
+    }
     this.relay.start();
     this.relay.kick();
   }

@@ -1,7 +1,7 @@
 import os from 'node:os';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JOBS, QUEUE_NAMES, type JobEnvelope, type QueueName } from '../jobs/catalogue.js';
+import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../jobs/catalogue.js';
 import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
@@ -29,6 +29,12 @@ export class BullmqQueue implements QueueDriver {
   private readonly workers: Worker[] = [];
   private readonly workerConnections: Redis[] = [];
   private readonly worker = `${os.hostname()}:${process.pid}`;
+  /** Schedules not yet stored because Redis did not answer, retried until it does. */
+  private readonly scheduleRetries = new Map<string, NodeJS.Timeout>();
+  private schedulesStopped = false;
+  /** Completion events of the queues that serve requests, opened on first use. */
+  private readonly events = new Map<QueueName, QueueEvents>();
+  private readonly eventConnections: Redis[] = [];
 
   constructor(
     private readonly options: BullmqOptions,
@@ -69,6 +75,32 @@ export class BullmqQueue implements QueueDriver {
     await withTimeout(added, DISPATCH_TIMEOUT_MS, `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`);
   }
 
+  async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
+    const name = JOBS[job.name].queue;
+    const queue = this.queues.get(name) as Queue;
+    const events = await this.eventsOf(name);
+    const added = await withTimeout(
+      queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600 } }),
+      DISPATCH_TIMEOUT_MS,
+      `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`,
+    );
+    return (await added.waitUntilFinished(events, timeoutMs)) as JobResult<N>;
+  }
+
+  private async eventsOf(name: QueueName): Promise<QueueEvents> {
+    let events = this.events.get(name);
+    if (!events) {
+      const connection = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
+      connection.on('error', (err) => this.log.debug({ err: err.message }, 'queue events connection error'));
+      this.eventConnections.push(connection);
+      events = new QueueEvents(name, { connection, prefix: this.options.prefix });
+      events.on('error', (err) => this.log.debug({ err: err.message, queue: name }, 'queue events error'));
+      this.events.set(name, events);
+      await events.waitUntilReady();
+    }
+    return events;
+  }
+
   startWorkers(handlers: JobHandlers): void {
     for (const name of QUEUE_NAMES) {
       const connection = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
@@ -79,7 +111,7 @@ export class BullmqQueue implements QueueDriver {
         async (job: Job) => {
           const log = this.log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
           try {
-            await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
+            return await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
           } catch (err) {
             if (err instanceof PoisonJobError) {
               log.error({ reason: err.message }, 'poison job dropped');
@@ -121,16 +153,56 @@ export class BullmqQueue implements QueueDriver {
     );
   }
 
+  /**
+   * Upserts a job scheduler whose id is the job name, so every worker process stores the same one.
+   * When Redis does not answer, the upsert is retried in the background (workers wait for Redis too).
+   */
+  async schedule<N extends JobName>(name: N, everyMs: number, payload: JobOf<N>): Promise<void> {
+    clearTimeout(this.scheduleRetries.get(name));
+    this.scheduleRetries.delete(name);
+    if (this.schedulesStopped) return;
+    const queue = this.queues.get(JOBS[name].queue) as Queue;
+    const upsert = queue.upsertJobScheduler(
+      name,
+      { every: everyMs },
+      {
+        name,
+        data: payload,
+        opts: {
+          attempts: JOB_ATTEMPTS,
+          backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
+          removeOnComplete: { count: 100, age: 24 * 3600 },
+          removeOnFail: { count: 1_000, age: 7 * 24 * 3600 },
+        },
+      },
+    );
+    try {
+      await withTimeout(upsert, DISPATCH_TIMEOUT_MS, `Redis did not store the ${name} schedule within ${DISPATCH_TIMEOUT_MS} ms`);
+    } catch (err) {
+      if (this.schedulesStopped) return;
+      const retryMs = Math.min(everyMs, 30_000);
+      this.log.warn({ err: err instanceof Error ? err.message : String(err), job: name, retryMs }, 'job schedule not stored; retrying');
+      const timer = setTimeout(() => void this.schedule(name, everyMs, payload), retryMs);
+      timer.unref();
+      this.scheduleRetries.set(name, timer);
+    }
+  }
+
   async ping(): Promise<void> {
     await this.producer.ping();
   }
 
   async closeWorkers(): Promise<void> {
+    this.schedulesStopped = true;
+    for (const timer of this.scheduleRetries.values()) clearTimeout(timer);
+    this.scheduleRetries.clear();
     await Promise.all(this.workers.map((w) => w.close()));
     await Promise.all(this.workerConnections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   async closeQueues(): Promise<void> {
+    await Promise.all([...this.events.values()].map((e) => e.close()));
+    await Promise.all(this.eventConnections.map((c) => c.quit().catch(() => c.disconnect())));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.producer.quit().catch(() => this.producer.disconnect());
   }

@@ -1,8 +1,8 @@
 import os from 'node:os';
-import { JOBS, QUEUE_NAMES, type JobEnvelope, type QueueName } from '../jobs/catalogue.js';
+import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../jobs/catalogue.js';
 import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
-import { sleep } from '../lib/time.js';
+import { sleep, withTimeout } from '../lib/time.js';
 import { JOB_ATTEMPTS, JOB_BACKOFF_MS, type QueueDepth, type QueueDriver } from './queue-driver.js';
 
 interface Counters {
@@ -30,6 +30,7 @@ export class InProcessQueue implements QueueDriver {
   private readonly worker = `${os.hostname()}:${process.pid}`;
   private closing = false;
   private readyWaiters: Array<() => void> = [];
+  private readonly timers = new Map<JobName, NodeJS.Timeout>();
 
   constructor(
     private readonly log: Logger,
@@ -47,9 +48,47 @@ export class InProcessQueue implements QueueDriver {
     return run;
   }
 
+  async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
+    if (this.closing) throw new Error('in-process queue is closing');
+    const queue = JOBS[job.name].queue;
+    const run = async (): Promise<JobResult<N>> => {
+      const handlers = await this.whenStarted();
+      await this.acquire(queue);
+      try {
+        const log = this.log.child({ job: job.name, jobId: job.jobId, attempt: 1 });
+        return (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log })) as JobResult<N>;
+      } finally {
+        this.release(queue);
+      }
+    };
+    return withTimeout(run(), timeoutMs, `no answer to ${job.name} within ${timeoutMs} ms`);
+  }
+
   startWorkers(handlers: JobHandlers): void {
     this.handlers = handlers;
     for (const resolve of this.readyWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Runs the job now and then every `everyMs` on a timer that does not keep the process alive;
+   * a run still going when the next one is due is not doubled up. Cleared by `closeWorkers`.
+   */
+  schedule<N extends JobName>(name: N, everyMs: number, payload: JobOf<N>): Promise<void> {
+    clearInterval(this.timers.get(name));
+    let current: Promise<void> | null = null;
+    const tick = (): void => {
+      if (this.closing || current) return;
+      current = this.dispatch(envelope(name, payload))
+        .catch((err: unknown) => this.log.warn({ err, job: name }, 'scheduled job not run'))
+        .finally(() => {
+          current = null;
+        });
+    };
+    const timer = setInterval(tick, everyMs);
+    timer.unref();
+    this.timers.set(name, timer);
+    tick();
+    return Promise.resolve();
   }
 
   depths(): Promise<QueueDepth[]> {
@@ -62,6 +101,7 @@ export class InProcessQueue implements QueueDriver {
 
   async closeWorkers(): Promise<void> {
     this.closing = true;
+    for (const timer of this.timers.values()) clearInterval(timer);
     await Promise.allSettled([...this.running.values()]);
   }
 

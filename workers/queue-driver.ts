@@ -1,4 +1,4 @@
-import type { JobEnvelope, QueueName } from '../jobs/catalogue.js';
+import type { JobEnvelope, JobName, JobOf, JobResult, QueueName } from '../jobs/catalogue.js';
 import type { JobHandlers } from '../jobs/handlers.js';
 
 /** Job counts of one queue, by state. */
@@ -26,8 +26,19 @@ export interface QueueDriver {
    * BullMQ has stored it, or (in-process, where memory is not durable) the job has finished.
    */
   dispatch(job: JobEnvelope): Promise<void>;
+  /**
+   * Runs a job once, now, and waits up to `timeoutMs` for its answer (a caller is waiting, so there
+   * are no retries). Rejects when no worker answered in time.
+   */
+  request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>>;
   /** Starts consuming every queue with these handlers. */
   startWorkers(handlers: JobHandlers): void;
+  /**
+   * Runs a job every `everyMs`, from now on: a BullMQ job scheduler keyed by the job name (every
+   * worker upserts the same one, so it runs once per interval however many workers there are), or
+   * a timer in this process (in-process). Calling it again with the same name replaces the schedule.
+   */
+  schedule<N extends JobName>(name: N, everyMs: number, payload: JobOf<N>): Promise<void>;
   depths(): Promise<QueueDepth[]>;
   /** Throws when the queue backend is unreachable. */
   ping(): Promise<void>;

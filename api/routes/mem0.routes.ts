@@ -1,15 +1,13 @@
 import { ENTITY_IDS, type AddMemoriesInput, type EntityIds, type HistoryView, type MemoryView } from '../../core/memories.js';
 import { iso } from '../../lib/time.js';
-import type { JsonSchema } from '../../lib/validation.js';
 import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
+import { ENTITY_PROPS, MESSAGES } from './records.routes.js';
 import type { RouteDeps } from './deps.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
 
 const TAG = 'Memories (mem0 compatible)';
-const ENTITY: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
-const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, ENTITY]));
 
 const MEMORY_VIEW = {
   type: 'object',
@@ -46,17 +44,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
       additionalProperties: false,
       required: ['messages'],
       properties: {
-        messages: {
-          type: 'array',
-          minItems: 1,
-          maxItems: 100,
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['role', 'content'],
-            properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: { type: 'string', maxLength: 32_768 } },
-          },
-        },
+        messages: MESSAGES,
         ...ENTITY_PROPS,
         metadata: { type: 'object' },
         infer: { type: 'boolean', default: true },

@@ -1,3 +1,4 @@
+import type { ExtractOutcome, ExtractRequest } from '../../core/extract.js';
 import { ENTITY_IDS, type EntityIds, type MemorySearchInput, type MemorySearchResult, type RecordView, type StoreRecordInput } from '../../core/memories.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
@@ -6,7 +7,21 @@ import type { RouteDeps } from './deps.js';
 
 const TAG = 'Typed memory';
 const ENTITY: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
-const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, ENTITY]));
+/** Entity ids as request fields (records, extraction, mem0 add). */
+export const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, ENTITY]));
+
+/** A conversation as request input (extraction, mem0 add). */
+export const MESSAGES: JsonSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['role', 'content'],
+    properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: { type: 'string', maxLength: 32_768 } },
+  },
+};
 
 const RECORD_VIEW = {
   type: 'object',
@@ -166,5 +181,40 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     },
   };
 
-  return [store, list, get, patch, remove, search] as Array<RouteSpec<never, never>>;
+  const extract: RouteSpec<ExtractRequest, Record<string, never>> = {
+    method: 'post',
+    path: '/v1/records/:schema/extract',
+    operationId: 'extractRecord',
+    summary:
+      'Extract a record from text or messages with a language model (only explicitly stated values). Stored (201, metered as memory.add) when it passes the schema; otherwise 200 with stored: false, the values found, and the required fields missing.',
+    tag: TAG,
+    auth: 'token',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        text: { type: 'string', minLength: 1, maxLength: 65_536 },
+        messages: MESSAGES,
+        ...ENTITY_PROPS,
+        metadata: { type: 'object' },
+        model: { type: 'string', minLength: 1, maxLength: 128, description: 'provider/model: local (default), cohere/<model>, openai/<model>.' },
+      },
+    },
+    responses: {
+      201: { description: 'Stored', schema: { type: 'object', properties: { stored: { const: true }, record: RECORD_VIEW } } },
+      200: {
+        description: 'Nothing stored: record is null when nothing was found, else the values found; missing lists the required fields not stated',
+        schema: { type: 'object', properties: { stored: { const: false }, record: { type: ['object', 'null'] }, missing: { type: 'array', items: { type: 'string' } } } },
+      },
+      ...errors,
+      503: { description: 'The language model or the workers did not answer in time', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      const outcome: ExtractOutcome = await runtime.extraction.request(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body);
+      ctx.status = outcome.stored ? 201 : 200;
+      ctx.body = outcome.stored ? { stored: true, record: showRecord(outcome.record) } : outcome;
+    },
+  };
+
+  return [store, list, get, patch, remove, extract, search] as Array<RouteSpec<never, never>>;
 }

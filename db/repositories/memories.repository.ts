@@ -42,6 +42,13 @@ export interface MemoryListFilter {
   app_id?: string;
 }
 
+/** The records one retention policy covers: one schema of one project. */
+export interface RetentionScope {
+  projectId: string;
+  schemaId: string;
+  schemaName: string;
+}
+
 /** Memory rows and their history, every query scoped by project. */
 export class MemoriesRepository {
   constructor(private readonly db: Knex) {}
@@ -88,6 +95,40 @@ export class MemoriesRepository {
 
   async delete(trx: Knex.Transaction, projectId: string, id: string): Promise<number> {
     return trx('memories').where({ project_id: projectId, id }).delete();
+  }
+
+  /** Ids of a schema's records created before `cutoff`, oldest first (retention by age). */
+  async idsCreatedBefore(scope: RetentionScope, cutoff: number, limit: number): Promise<string[]> {
+    const rows = (await this.db('memories')
+      .where({ project_id: scope.projectId, schema_name: scope.schemaName, schema_id: scope.schemaId })
+      .where('created_at', '<', cutoff)
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select('id')) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Ids of a schema's records beyond the newest `keep` of their user_id (null is a group of its
+   * own), oldest first (retention by count). A window function, on SQLite and MariaDB ≥ 10.6 alike.
+   */
+  async idsBeyondNewest(scope: RetentionScope, keep: number, limit: number): Promise<string[]> {
+    const ranked = this.db('memories')
+      .where({ project_id: scope.projectId, schema_name: scope.schemaName, schema_id: scope.schemaId })
+      .select('id', 'created_at', this.db.raw('row_number() over (partition by user_id order by created_at desc, id desc) as rn'));
+    const rows = (await this.db
+      .from(ranked.as('ranked'))
+      .where('rn', '>', keep)
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select('id')) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
   }
 
   /** Records the outcome of indexing one revision; a newer revision is left alone. */

@@ -119,6 +119,19 @@ export class SchemasRepository {
       .offset(offset)) as NamedVersionRow[];
   }
 
+  /** Schemas whose latest version has a retention policy (JSON text), of one project or of all. */
+  async withRetention(projectId?: string): Promise<Array<{ project_id: string; schema_id: string; name: string; retention: string }>> {
+    const query = this.db('record_schemas as s')
+      .join('record_schema_versions as v', function () {
+        this.on('v.schema_id', '=', 's.id').andOn('v.project_id', '=', 's.project_id').andOn('v.version', '=', 's.latest_version');
+      })
+      .whereNotNull('v.retention')
+      .select('s.project_id', 's.id as schema_id', 's.name', 'v.retention')
+      .orderBy([{ column: 's.project_id' }, { column: 's.id' }]);
+    if (projectId !== undefined) query.where('s.project_id', projectId);
+    return (await query) as Array<{ project_id: string; schema_id: string; name: string; retention: string }>;
+  }
+
   /** Every version of one schema, newest first. */
   async listVersions(projectId: string, name: string, limit: number, offset: number): Promise<NamedVersionRow[]> {
     return (await this.versionQuery(this.db, projectId)

@@ -4,6 +4,9 @@ import { assertHandlers, PoisonJobError, runJob, type JobHandlers } from '../../
 import { createLogger } from '../../lib/logger.js';
 import { InProcessQueue } from '../../workers/in-process.driver.js';
 
+/** A handler for every job that does nothing; tests override the one they exercise. */
+const noops = (): JobHandlers => Object.fromEntries(JOB_NAMES.map((n) => [n, async () => undefined])) as unknown as JobHandlers;
+
 const log = createLogger('silent');
 const ctx = { attempt: 1, worker: 'test', log };
 
@@ -22,7 +25,7 @@ describe('job catalogue', () => {
   });
 
   it('re-validates payloads and names before running a handler', async () => {
-    const handlers: JobHandlers = { 'probe.touch': async () => undefined, 'memory.index': async () => undefined };
+    const handlers: JobHandlers = { ...noops(), 'probe.touch': async () => undefined };
     await runJob(handlers, 'probe.touch', { projectId: 'p', probeId: 'x' }, ctx);
     let error: unknown;
     try {
@@ -46,7 +49,7 @@ describe('in-process queue', () => {
     const attempts: number[] = [];
     const times: number[] = [];
     queue.startWorkers({
-      'memory.index': async () => undefined,
+      ...noops(),
       'probe.touch': async (_payload, jobCtx) => {
         attempts.push(jobCtx.attempt);
         times.push(Date.now());
@@ -66,7 +69,7 @@ describe('in-process queue', () => {
     const queue = new InProcessQueue(log, 2, 1);
     let runs = 0;
     queue.startWorkers({
-      'memory.index': async () => undefined,
+      ...noops(),
       'probe.touch': async () => {
         runs += 1;
         throw new Error('always');
@@ -86,7 +89,7 @@ describe('in-process queue', () => {
     let peak = 0;
     let runs = 0;
     queue.startWorkers({
-      'memory.index': async () => undefined,
+      ...noops(),
       'probe.touch': async () => {
         runs += 1;
         running += 1;

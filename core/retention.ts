@@ -1,0 +1,85 @@
+import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
+import type { SchemasRepository } from '../db/repositories/schemas.repository.js';
+import { nowMs } from '../lib/time.js';
+import type { Memories } from './memories.js';
+import type { Retention as RetentionPolicy } from './schemas.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+export interface RetentionOptions {
+  /** The clock that ages records; tests move it. */
+  now?: () => number;
+  /** Records deleted per transaction, so no sweep holds a long transaction. */
+  batchSize?: number;
+  /** Records one sweep looks at, at most; a larger backlog is finished by the next sweeps. */
+  maxPerSweep?: number;
+}
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** Schemas with a retention policy that were swept. */
+  schemas: number;
+  /** Records this sweep deleted (a record another sweep deleted first is not counted). */
+  deleted: number;
+  /** True when the sweep stopped at `maxPerSweep`; the next sweep goes on with what is left. */
+  capped: boolean;
+}
+
+/**
+ * Applies each schema's retention (the latest version's, to all of its records): `max_age_days`
+ * deletes records created before now − N days; `max_count` keeps the newest N records per
+ * (schema, user_id), a null user_id being a group of its own. Records go the way of a user delete
+ * (history, then the vector by `memory.index`), in bounded batches. Several sweeps may run at once:
+ * the ids to delete are a pure function of the data (age, rank), and a row someone else deleted
+ * first is skipped, so every record is deleted — and counted — once.
+ */
+export class Retention {
+  private readonly now: () => number;
+  private readonly batchSize: number;
+  private readonly maxPerSweep: number;
+
+  constructor(
+    private readonly schemas: SchemasRepository,
+    private readonly rows: MemoriesRepository,
+    private readonly memories: Memories,
+    options: RetentionOptions = {},
+  ) {
+    this.now = options.now ?? nowMs;
+    this.batchSize = options.batchSize ?? 500;
+    this.maxPerSweep = options.maxPerSweep ?? 50_000;
+  }
+
+  /** Sweeps one project, or every project when `projectId` is omitted. */
+  async sweep(projectId?: string): Promise<SweepResult> {
+    const schemas = await this.schemas.withRetention(projectId);
+    const result: SweepResult = { schemas: schemas.length, deleted: 0, capped: false };
+    let budget = this.maxPerSweep;
+    for (const schema of schemas) {
+      const policy = JSON.parse(schema.retention) as RetentionPolicy;
+      const scope = { projectId: schema.project_id, schemaId: schema.schema_id, schemaName: schema.name };
+      const rules: Array<(limit: number) => Promise<string[]>> = [];
+      if (policy.max_age_days !== undefined) {
+        const cutoff = this.now() - policy.max_age_days * DAY_MS;
+        rules.push((limit) => this.rows.idsCreatedBefore(scope, cutoff, limit));
+      }
+      if (policy.max_count !== undefined) {
+        const keep = policy.max_count;
+        rules.push((limit) => this.rows.idsBeyondNewest(scope, keep, limit));
+      }
+      for (const select of rules) {
+        for (;;) {
+          if (budget <= 0) {
+            result.capped = true;
+            return result;
+          }
+          const limit = Math.min(this.batchSize, budget);
+          const ids = await select(limit);
+          budget -= ids.length;
+          if (ids.length > 0) result.deleted += await this.memories.removeExpired(schema.project_id, ids);
+          if (ids.length < limit) break;
+        }
+      }
+    }
+    return result;
+  }
+}

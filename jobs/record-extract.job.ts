@@ -1,0 +1,8 @@
+import type { RecordExtraction } from '../core/extract.js';
+import type { JobHandler } from './handlers.js';
+
+/** `record.extract`: extracts (and, when complete, stores) a typed record for a waiting request. */
+export const recordExtractJob =
+  (extraction: RecordExtraction): JobHandler<'record.extract'> =>
+  (payload) =>
+    extraction.run(payload);
