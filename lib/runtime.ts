@@ -150,17 +150,19 @@ export class Runtime {
       throw err;
     }
     const production = config.profile === 'production';
+    // indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls
+    const concurrency = { default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } };
     const queue: QueueDriver = production
       ? new BullmqQueue(
           {
             redisUrl: config.redisUrl as string,
             prefix: config.queuePrefix,
-            concurrency: config.workerConcurrency,
+            concurrency,
             lockMs: config.jobLockMs,
           },
           log.child({ component: 'queue' }),
         )
-      : new InProcessQueue(log.child({ component: 'queue' }), config.workerConcurrency);
+      : new InProcessQueue(log.child({ component: 'queue' }), concurrency);
     const keyCache: KeyCache = production
       ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
       : new MemoryKeyCache();

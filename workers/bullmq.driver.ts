@@ -5,13 +5,13 @@ import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type Job
 import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { JOB_ATTEMPTS, JOB_BACKOFF_MS, type QueueDepth, type QueueDriver } from './queue-driver.js';
+import { concurrencyOf, JOB_ATTEMPTS, JOB_BACKOFF_MS, type Concurrency, type QueueDepth, type QueueDriver } from './queue-driver.js';
 
 export interface BullmqOptions {
   redisUrl: string;
   /** Key prefix in Redis; lets several deployments (or test runs) share one Redis. */
   prefix: string;
-  concurrency: number;
+  concurrency: Concurrency;
   /** Lock time of a running job; a worker that dies loses the lock and the job is re-run. */
   lockMs: number;
 }
@@ -123,7 +123,7 @@ export class BullmqQueue implements QueueDriver {
         {
           connection,
           prefix: this.options.prefix,
-          concurrency: this.options.concurrency,
+          concurrency: concurrencyOf(this.options.concurrency, name),
           lockDuration: this.options.lockMs,
           stalledInterval: this.options.lockMs,
           maxStalledCount: 2,

@@ -3,7 +3,7 @@ import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf
 import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { sleep, withTimeout } from '../lib/time.js';
-import { JOB_ATTEMPTS, JOB_BACKOFF_MS, type QueueDepth, type QueueDriver } from './queue-driver.js';
+import { concurrencyOf, JOB_ATTEMPTS, JOB_BACKOFF_MS, type Concurrency, type QueueDepth, type QueueDriver } from './queue-driver.js';
 
 interface Counters {
   waiting: number;
@@ -34,7 +34,7 @@ export class InProcessQueue implements QueueDriver {
 
   constructor(
     private readonly log: Logger,
-    private readonly concurrency: number,
+    private readonly concurrency: Concurrency,
     private readonly backoffMs: number = JOB_BACKOFF_MS,
   ) {}
 
@@ -153,7 +153,7 @@ export class InProcessQueue implements QueueDriver {
 
   private acquire(queue: QueueName): Promise<void> {
     const used = this.slots.get(queue) ?? 0;
-    if (used < this.concurrency) {
+    if (used < concurrencyOf(this.concurrency, queue)) {
       this.slots.set(queue, used + 1);
       return Promise.resolve();
     }

@@ -11,6 +11,12 @@ export interface QueueDepth {
   completed: number;
 }
 
+/** Jobs a worker runs at once, per queue: a number for all queues, or a default with overrides. */
+export type Concurrency = number | { default: number; byQueue: Partial<Record<QueueName, number>> };
+
+export const concurrencyOf = (concurrency: Concurrency, queue: QueueName): number =>
+  typeof concurrency === 'number' ? concurrency : (concurrency.byQueue[queue] ?? concurrency.default);
+
 /** Retry policy shared by both drivers. */
 export const JOB_ATTEMPTS = 5;
 export const JOB_BACKOFF_MS = 1_000;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Config } from '../../lib/config.js';
 import { badRequest } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
+import { BatchingEmbedder } from './batching.js';
 import { CohereEmbedder } from './cohere.embedder.js';
 import type { Embedder } from './embedder.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
@@ -101,7 +102,8 @@ export class Embedders {
     const name = this.validate(model);
     let embedder = this.cache.get(name);
     if (embedder === undefined) {
-      embedder = this.create(name);
+      // concurrent callers (e.g. indexing jobs) share provider calls
+      embedder = new BatchingEmbedder(this.create(name), name.startsWith('local/') ? 1 : 4);
       this.cache.set(name, embedder);
       this.logger.debug({ model: name }, 'embedding model ready');
     }
