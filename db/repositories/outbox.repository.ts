@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { JobEnvelope } from '../../jobs/catalogue.js';
-import { nowMs } from '../../lib/time.js';
+import { nowMs, sleep } from '../../lib/time.js';
 import { supportsRowLocks } from '../knex.js';
 
 export interface OutboxEntry {
@@ -44,6 +44,9 @@ export class OutboxRepository {
    * several processes drain the table side by side without taking the same entry.
    */
   async claim(limit: number, leaseMs: number, exclude: ReadonlySet<number>): Promise<OutboxEntry[]> {
+    // READ COMMITTED: no gap locks on the scanned range, which otherwise deadlock with other
+    // relays deleting delivered entries (seen with relays in an API and two workers on MariaDB).
+    const config: Knex.TransactionConfig = supportsRowLocks(this.db) ? { isolationLevel: 'read committed' } : {};
     return this.db.transaction(async (trx) => {
       const now = nowMs();
       let query = trx<OutboxRow>('outbox')
@@ -68,12 +71,20 @@ export class OutboxRepository {
         attempts: r.attempts + 1,
         envelope: { name: r.job_name, jobId: r.job_id, payload: JSON.parse(r.payload) } as JobEnvelope,
       }));
-    });
+    }, config);
   }
 
-  /** The queue has the job: the entry is done. */
+  /** The queue has the job: the entry is done. A deadlock victim is retried, as InnoDB advises. */
   async complete(id: number): Promise<void> {
-    await this.db('outbox').where({ id }).delete();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.db('outbox').where({ id }).delete();
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 5) throw err;
+        await sleep(10 * attempt);
+      }
+    }
   }
 
   /** The queue could not take the job: try again at `retryAt`. */
