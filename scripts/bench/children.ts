@@ -16,6 +16,8 @@ const KILL_GRACE_MS = 3_000;
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
 const serverEntry = path.join(here, 'servers.ts');
+const workerEntry = path.join(repoRoot, 'scripts', 'start-worker.ts');
+const READY_POLL_MS = 250;
 
 // BENCH_-prefixed so a DATABASE_URL exported for development is never the one benchmarked (the
 // benchmarks delete data of project `bench` in the database they use).
@@ -71,7 +73,7 @@ export async function migrateProduction(): Promise<void> {
  * Starts one server child (`hello` or `cairn`) and resolves once it reports `{"ready":true}` on
  * stdout. Other stdout lines are forwarded to stderr unless `forwardLogs` is false.
  */
-export function startChild(name: string, target: 'hello' | 'cairn', env: NodeJS.ProcessEnv, forwardLogs = true): Promise<Child> {
+export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api', env: NodeJS.ProcessEnv, forwardLogs = true): Promise<Child> {
   const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry, target, '0'], {
     cwd: repoRoot,
     env,
@@ -102,6 +104,47 @@ export function startChild(name: string, target: 'hello' | 'cairn', env: NodeJS.
         clearTimeout(timer);
         reject(new Error(`${name} server exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
       }
+    });
+  });
+}
+
+/**
+ * Starts a Cairn worker process (`scripts/start-worker.ts`, as `npm run start:worker` does) and
+ * resolves once it logs that it started or, since at LOG_LEVEL=warn it logs nothing then, once
+ * `ready()` (polled) says it consumes jobs. Its stdout is forwarded to stderr.
+ */
+export function startWorker(name: string, env: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', workerEntry], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (err: Error | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(poll);
+      if (err) reject(err);
+      else resolve(proc);
+    };
+    const timer = setTimeout(() => settle(new Error(`${name} did not start within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+    const poll = setInterval(() => {
+      ready().then(
+        (ok) => ok && settle(null),
+        () => undefined,
+      );
+    }, READY_POLL_MS);
+    const lines = readline.createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      if (line.includes('"msg":"cairn started"')) settle(null);
+      process.stderr.write(`[${name}] ${line}\n`);
+    });
+    proc.once('exit', (code, signal) => {
+      settle(new Error(`${name} exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
     });
   });
 }

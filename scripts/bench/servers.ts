@@ -8,7 +8,9 @@ import { ShutdownPhase } from '../../lib/shutdown.js';
 
 // Server side of `npm run bench:api`, one process per target so the load generator in the parent
 // never shares an event loop with the server it measures.
-// Usage: servers.ts hello|cairn <port>   (port 0 = any free port; the chosen one is reported)
+// Usage: servers.ts hello|cairn|cairn-api <port>   (port 0 = any free port; the chosen one is reported)
+// `cairn` runs role 'all' (HTTP and job consumers); `cairn-api` serves HTTP only, for benches whose
+// jobs run in separate worker processes.
 // Prints one JSON line on stdout when it accepts requests: {"ready":true,"port":N[,"key":"..."]}.
 
 const HOST = '127.0.0.1';
@@ -16,8 +18,8 @@ const BENCH_PROJECT = 'bench';
 
 const [target, portArg] = process.argv.slice(2);
 const port = Number(portArg ?? '0');
-if ((target !== 'hello' && target !== 'cairn') || !Number.isInteger(port) || port < 0 || port > 65535) {
-  process.stderr.write('Usage: servers.ts hello|cairn <port>\n');
+if ((target !== 'hello' && target !== 'cairn' && target !== 'cairn-api') || !Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write('Usage: servers.ts hello|cairn|cairn-api <port>\n');
   process.exit(2);
 }
 
@@ -56,8 +58,8 @@ async function startHello(): Promise<void> {
   announce(server);
 }
 
-async function startCairn(): Promise<void> {
-  const runtime = await Runtime.create(loadConfig(process.env), { role: 'all' });
+async function startCairn(role: 'all' | 'api'): Promise<void> {
+  const runtime = await Runtime.create(loadConfig(process.env), { role });
   runtime.shutdown.handleSignals();
   await runtime.start();
   const created = await runtime.apiKeys.createForProject(BENCH_PROJECT, 'bench');
@@ -71,7 +73,7 @@ async function startCairn(): Promise<void> {
 }
 
 try {
-  await (target === 'hello' ? startHello() : startCairn());
+  await (target === 'hello' ? startHello() : startCairn(target === 'cairn-api' ? 'api' : 'all'));
 } catch (err) {
   process.stderr.write(`bench server ${target} could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
