@@ -1,7 +1,7 @@
 import { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { cohereFailure } from '../provider-errors.js';
-import type { Embedder, InputType } from './embedder.js';
+import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
 
 /** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
 export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -37,7 +37,7 @@ export class CohereEmbedder implements Embedder {
   readonly maxBatch = 96;
   private readonly client: CohereClientV2;
   private readonly timeoutMs: number;
-  private learnedDimension: Promise<number> | null = null;
+  private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
@@ -57,14 +57,7 @@ export class CohereEmbedder implements Embedder {
   dimension(): Promise<number> {
     const known = COHERE_DIMENSIONS[this.name];
     if (known !== undefined) return Promise.resolve(known);
-    this.learnedDimension ??= this.embed(['dimension probe'], 'query').then(
-      ([vector]) => (vector as Float32Array).length,
-      (err: unknown) => {
-        this.learnedDimension = null;
-        throw err;
-      },
-    );
-    return this.learnedDimension;
+    return this.learned.get();
   }
 
   /** One vector per text, in order; more than 96 texts become several calls. */

@@ -15,3 +15,24 @@ export interface Embedder {
   /** One vector per text, in order. */
   embed(texts: string[], inputType: InputType): Promise<Float32Array[]>;
 }
+
+/**
+ * The vector length of a model whose size is not in a table: learned from one call and remembered;
+ * a failed probe is forgotten, so the next caller tries again.
+ */
+export class LearnedDimension {
+  private pending: Promise<number> | null = null;
+
+  constructor(private readonly probe: () => Promise<Float32Array[]>) {}
+
+  get(): Promise<number> {
+    this.pending ??= this.probe().then(
+      ([vector]) => (vector as Float32Array).length,
+      (err: unknown) => {
+        this.pending = null;
+        throw err;
+      },
+    );
+    return this.pending;
+  }
+}

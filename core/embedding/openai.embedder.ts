@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { openaiFailure } from '../provider-errors.js';
-import type { Embedder, InputType } from './embedder.js';
+import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
 export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -36,7 +36,7 @@ export class OpenAIEmbedder implements Embedder {
   readonly maxBatch = 256;
   private readonly client: OpenAI;
   private readonly timeoutMs: number;
-  private learnedDimension: Promise<number> | null = null;
+  private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
@@ -56,14 +56,7 @@ export class OpenAIEmbedder implements Embedder {
   dimension(): Promise<number> {
     const known = OPENAI_DIMENSIONS[this.name];
     if (known !== undefined) return Promise.resolve(known);
-    this.learnedDimension ??= this.embed(['dimension probe'], 'query').then(
-      ([vector]) => (vector as Float32Array).length,
-      (err: unknown) => {
-        this.learnedDimension = null;
-        throw err;
-      },
-    );
-    return this.learnedDimension;
+    return this.learned.get();
   }
 
   /** One vector per text, in order (the server's `index`, not its list order); >256 texts become several calls. */

@@ -178,3 +178,22 @@ export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
 }
+
+/** Median, 99th percentile and mean of latency samples (ms). */
+export interface Latency {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+export function latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: samples.reduce((s, x) => s + x, 0) / samples.length };
+}
+
+/** Milliseconds `fn` took. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}

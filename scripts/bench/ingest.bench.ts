@@ -12,7 +12,7 @@ import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { seededRandom as random } from '../../lib/seeded-random.js';
-import { childEnv, migrateProduction, percentile, production, startChild, startWorker, stopChild, type Child } from './children.js';
+import { childEnv, latency, migrateProduction, production, startChild, startWorker, stopChild, timed, type Child, type Latency } from './children.js';
 
 // P3 — ingest: typed records indexed per second end to end (HTTP write → outbox → queue → embed →
 // Milvus, until searchable), against the local embedder's own throughput at a batch size, with 1
@@ -61,23 +61,6 @@ function notes(count: number, first: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     [pick(SUBJECTS), pick(VERBS), pick(OBJECTS), pick(PLACES), pick(TIMES), pick(REASONS), `(ticket ${first + i})`].filter(Boolean).join(' '),
   );
-}
-
-interface Latency {
-  p50: number;
-  p99: number;
-  mean: number;
-}
-
-function latency(samples: number[]): Latency {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: samples.reduce((s, x) => s + x, 0) / samples.length };
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
 class Api {

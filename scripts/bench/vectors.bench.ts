@@ -13,7 +13,7 @@ import type { VectorStore } from '../../db/vectors/vector-store.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
-import { childEnv, migrateProduction, percentile, production, startChild, stopChild, type Child, type ProfileName } from './children.js';
+import { childEnv, latency, migrateProduction, production, startChild, stopChild, timed, type Child, type Latency, type ProfileName } from './children.js';
 import { seededRandom as random } from '../../lib/seeded-random.js';
 
 // P2 — vectors: upsert throughput, query latency through the HTTP API and directly on the store
@@ -57,23 +57,6 @@ const VERBS = ['watched', 'asked about', 'cleaned', 'crossed', 'studied', 'repor
 const OBJECTS = ['the birds by the window', 'a late refund', 'the quarterly numbers', 'an old bridge', 'French grammar', 'rising prices', 'the garden fence', 'the database cluster'];
 const sentence = (i: number): string =>
   `${SUBJECTS[i % 8]} ${VERBS[Math.floor(i / 8) % 8]} ${OBJECTS[Math.floor(i / 64) % 8]} on day ${i}.`;
-
-interface Latency {
-  p50: number;
-  p99: number;
-  mean: number;
-}
-
-function latency(samples: number[]): Latency {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), mean: samples.reduce((s, x) => s + x, 0) / samples.length };
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
 
 class Api {
   constructor(private readonly child: Child) {}
