@@ -1,10 +1,10 @@
-import type { ExtractPayload, JobResults } from '../jobs/catalogue.js';
+import type { ExtractPayload, InferPayload, JobOf, JobResult, JobResults } from '../jobs/catalogue.js';
 import { envelope } from '../jobs/catalogue.js';
 import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
 import type { QueueDriver } from '../workers/queue-driver.js';
 import type { Extractors } from './extraction/extractors.js';
-import type { EntityIds, Memories, RecordView } from './memories.js';
+import { requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type MemoryView, type RecordView } from './memories.js';
 import { validateRecord, type Schemas } from './schemas.js';
 
 export interface ExtractRequest extends EntityIds {
@@ -21,12 +21,18 @@ export type ExtractOutcome =
   | { stored: false; record: Record<string, unknown> | null; missing: string[] };
 
 type JobAnswer = JobResults['record.extract'];
+type ClientError = { error: { status: number; code: string; detail: string } };
 
 /**
- * Extraction of typed records from text. The API side queues a `record.extract` job and waits for
- * its answer; the worker side asks the language model for explicitly stated values (required
- * relaxed), validates them, and stores the record when it is complete — metered like a write.
- * An incomplete result is a normal answer (`stored: false`), not an error.
+ * What language models do with memory, run on the extraction queue so that API processes never
+ * wait on a model themselves: the API side queues a job and waits for its answer (at most
+ * `timeoutMs`), the worker side calls the model.
+ *
+ * - Typed records (`record.extract`): the model is asked for explicitly stated values (required
+ *   relaxed); they are validated and the record stored when complete, metered like a write. An
+ *   incomplete result is a normal answer (`stored: false`), not an error.
+ * - Free-form memories (`memory.infer`, mem0 add with `infer: true`): the model picks the facts
+ *   worth remembering out of the conversation; facts the entity already has are not stored again.
  */
 export class RecordExtraction {
   constructor(
@@ -47,14 +53,44 @@ export class RecordExtraction {
     for (const key of ['text', 'messages', 'user_id', 'agent_id', 'run_id', 'app_id', 'metadata'] as const) {
       if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
     }
-    let answer: JobAnswer;
+    return (await this.ask('record.extract', payload, 'The extraction')) as ExtractOutcome;
+  }
+
+  /**
+   * mem0 add. With `infer: false` each message's content is stored as given; otherwise (mem0's
+   * default) `model` picks the facts worth remembering out of the conversation and those the
+   * entity does not have yet are stored.
+   */
+  async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<MemoryView[]> {
+    requireEntity(input);
+    if (input.infer === false) return this.memories.add(projectId, input, input.messages.map((m) => m.content));
+    const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
+    const { facts } = await this.ask('memory.infer', payload, 'Picking facts out of the messages');
+    return this.memories.add(projectId, input, facts, { skipKnown: true });
+  }
+
+  /** The `memory.infer` job. */
+  async runInfer(payload: InferPayload): Promise<JobResults['memory.infer']> {
     try {
-      answer = await this.queue.request(envelope('record.extract', payload), this.timeoutMs);
+      return { facts: await this.extractors.get(payload.model).facts(payload.messages) };
     } catch (err) {
-      throw unavailable(`The extraction did not finish within ${this.timeoutMs / 1000} s (${err instanceof Error ? err.message : String(err)}); retry later.`);
+      return clientError(err);
     }
-    if ('error' in answer) throw new AppError(answer.error.status, answer.error.code, answer.error.detail);
-    return answer as ExtractOutcome;
+  }
+
+  /** Queues a request job and waits for its answer; a client-facing failure is rethrown as such. */
+  private async ask<N extends 'record.extract' | 'memory.infer'>(job: N, payload: JobOf<N>, what: string): Promise<Exclude<JobResults[N], ClientError>> {
+    let answer: JobResult<N>;
+    try {
+      answer = await this.queue.request(envelope(job, payload), this.timeoutMs);
+    } catch (err) {
+      throw unavailable(`${what} did not finish within ${this.timeoutMs / 1000} s (${err instanceof Error ? err.message : String(err)}); retry later.`);
+    }
+    if ('error' in answer) {
+      const { error } = answer as ClientError;
+      throw new AppError(error.status, error.code, error.detail);
+    }
+    return answer as unknown as Exclude<JobResults[N], ClientError>;
   }
 
   /** The `record.extract` job. Client-facing failures come back as `{error}` for the waiting request. */
@@ -72,8 +108,13 @@ export class RecordExtraction {
       const record = await this.memories.storeRecord(payload.projectId, payload.schema, { record: values, user_id, agent_id, run_id, app_id, metadata });
       return { stored: true, record: record as unknown as Record<string, unknown> };
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) return { error: { status: err.status, code: err.code, detail: err.detail } };
-      throw err;
+      return clientError(err);
     }
   }
+}
+
+/** A 4xx AppError as a job answer for the waiting request; anything else is rethrown (the job fails and may retry). */
+function clientError(err: unknown): ClientError {
+  if (err instanceof AppError && err.status < 500) return { error: { status: err.status, code: err.code, detail: err.detail } };
+  throw err;
 }

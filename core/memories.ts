@@ -139,16 +139,19 @@ export class Memories {
     this.onOutboxWrite();
   }
 
-  /** Stores free-form memories from messages (mem0 add); each is indexed in the background. */
-  async add(projectId: string, input: AddMemoriesInput): Promise<MemoryView[]> {
-    if (!ENTITY_IDS.some((k) => input[k] !== undefined)) {
-      throw badRequest('entity_required', `Name whom the memories belong to: one of ${ENTITY_IDS.join(', ')}.`);
+  /**
+   * Stores free-form memories (mem0 add), each indexed in the background. With `skipKnown`, a
+   * text the same entity already has as a free-form memory (ignoring case) is not stored again.
+   */
+  async add(projectId: string, owner: MemoryOwner, texts: string[], options: { skipKnown?: boolean } = {}): Promise<MemoryView[]> {
+    requireEntity(owner);
+    let fresh = [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
+    if (options.skipKnown && fresh.length > 0) {
+      const pinned = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
+      const known = await this.rows.knownTexts(projectId, pinned, fresh);
+      fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
     }
-    const texts =
-      input.infer === false
-        ? input.messages.map((m) => m.content.trim()).filter(Boolean)
-        : input.messages.filter((m) => m.role === 'user').flatMap((m) => statedFacts(m.content));
-    const rows = texts.map((memory) => newRow(projectId, input, memory));
+    const rows = fresh.map((memory) => newRow(projectId, owner, memory));
     if (rows.length === 0) return [];
     await this.db.transaction((trx) => this.insertAll(trx, rows));
     this.onOutboxWrite();
@@ -452,10 +455,21 @@ function searchResult(row: MemoryRow, score: number): MemorySearchResult {
   };
 }
 
-/** mem0's `POST /v3/memories/add/`: messages in, memories out. */
-export interface AddMemoriesInput extends EntityIds {
-  messages: Array<{ role: string; content: string }>;
+/** Whom free-form memories belong to, and the metadata they carry. */
+export interface MemoryOwner extends EntityIds {
   metadata?: Record<string, unknown>;
+}
+
+/** Throws 400 `entity_required` unless `owner` names at least one entity id. */
+export function requireEntity(owner: EntityIds): void {
+  if (!ENTITY_IDS.some((k) => owner[k] !== undefined)) {
+    throw badRequest('entity_required', `Name whom the memories belong to: one of ${ENTITY_IDS.join(', ')}.`);
+  }
+}
+
+/** mem0's `POST /v3/memories/add/`: messages in, memories out. */
+export interface AddMemoriesInput extends MemoryOwner {
+  messages: Array<{ role: string; content: string }>;
   /** false: each message is stored as given; true (mem0's default): facts are picked out of the user's messages. */
   infer?: boolean;
 }
@@ -482,16 +496,4 @@ export interface HistoryView {
   event: string;
   created_at: number;
   updated_at: number;
-}
-
-/**
- * Statements in a message that are worth remembering: its sentences, minus questions and
- * pleasantries. The deterministic stand-in for a language model's fact extraction.
- */
-export function statedFacts(content: string): string[] {
-  return content
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0 && !s.endsWith('?') && !/^(hi|hello|hey|thanks|thank you|ok|okay|bye)\b[.! ]*$/i.test(s))
-    .map((s) => s.replace(/[.!]+$/, ''));
 }

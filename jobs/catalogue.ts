@@ -17,6 +17,16 @@ export interface JobPayloads {
    * so the text travels in the payload; the job is removed from Redis once it has answered.
    */
   'record.extract': ExtractPayload;
+  /** Picks the facts worth remembering out of a conversation (mem0 add with `infer: true`) for a waiting request. */
+  'memory.infer': InferPayload;
+}
+
+/** The input of one fact-inference request. */
+export interface InferPayload {
+  requestId: string;
+  projectId: string;
+  model: string;
+  messages: Array<{ role: string; content: string }>;
 }
 
 /** The input of one extraction request. */
@@ -41,6 +51,7 @@ export interface JobResults {
     | { stored: true; record: Record<string, unknown> }
     | { stored: false; record: Record<string, unknown> | null; missing: string[] }
     | { error: { status: number; code: string; detail: string } };
+  'memory.infer': { facts: string[] } | { error: { status: number; code: string; detail: string } };
 }
 
 export type JobResult<N extends JobName> = N extends keyof JobResults ? JobResults[N] : void;
@@ -59,6 +70,10 @@ interface JobDefinition<N extends JobName> {
 }
 
 const id = { type: 'string', minLength: 1, maxLength: 64 } as const;
+const messages = {
+  type: 'array',
+  items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string' }, content: { type: 'string' } } },
+} as const;
 
 export const JOBS: { [N in JobName]: JobDefinition<N> } = {
   'probe.touch': {
@@ -100,10 +115,7 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
         schema: { type: 'string', minLength: 1, maxLength: 64 },
         model: { type: 'string', minLength: 1, maxLength: 128 },
         text: { type: 'string' },
-        messages: {
-          type: 'array',
-          items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string' }, content: { type: 'string' } } },
-        },
+        messages,
         user_id: { type: 'string' },
         agent_id: { type: 'string' },
         run_id: { type: 'string' },
@@ -112,6 +124,21 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       },
     },
     jobId: (p) => `record.extract-${p.requestId}`,
+  },
+  'memory.infer': {
+    queue: 'extraction',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['requestId', 'projectId', 'model', 'messages'],
+      properties: {
+        requestId: id,
+        projectId: id,
+        model: { type: 'string', minLength: 1, maxLength: 128 },
+        messages,
+      },
+    },
+    jobId: (p) => `memory.infer-${p.requestId}`,
   },
 };
 

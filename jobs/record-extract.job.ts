@@ -6,3 +6,9 @@ export const recordExtractJob =
   (extraction: RecordExtraction): JobHandler<'record.extract'> =>
   (payload) =>
     extraction.run(payload);
+
+/** `memory.infer`: picks the facts out of a conversation for a waiting mem0 add. */
+export const memoryInferJob =
+  (extraction: RecordExtraction): JobHandler<'memory.infer'> =>
+  (payload) =>
+    extraction.runInfer(payload);

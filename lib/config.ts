@@ -12,6 +12,8 @@ export interface Config {
   redisUrl: string | null;
   milvusAddress: string | null;
   milvusToken: string | null;
+  /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
+  memoryModel: string;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
   extractTimeoutMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
@@ -147,6 +149,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
   }
 
+  const memoryModel = read('MEMORY_MODEL') ?? 'local';
+  if (!/^(?:local|(?:cohere|openai)\/\S+)$/i.test(memoryModel)) {
+    problems.push(`MEMORY_MODEL must be local, cohere/<model> or openai/<model> (got "${memoryModel}")`);
+  }
+
   const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(queuePrefix)) {
     problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-" (got "${queuePrefix}")`);
@@ -162,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     milvusToken: read('MILVUS_TOKEN'),
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
+    memoryModel,
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),

@@ -28,7 +28,7 @@ import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
 import { memoryIndexJob } from '../jobs/memory-index.job.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
-import { recordExtractJob } from '../jobs/record-extract.job.js';
+import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
@@ -181,6 +181,7 @@ export class Runtime {
       'memory.index': memoryIndexJob(this.memories),
       'retention.sweep': retentionSweepJob(this.retention),
       'record.extract': recordExtractJob(this.extraction),
+      'memory.infer': memoryInferJob(this.extraction),
     };
     assertHandlers(handlers);
     return handlers;

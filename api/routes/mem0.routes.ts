@@ -36,7 +36,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     path: '/v3/memories/add',
     operationId: 'addMemories',
     summary:
-      "Add memories from messages. infer: false stores each message as given; otherwise (mem0's default) the statements in the user's messages are stored. Indexed in the background.",
+      "Add memories from messages. infer: false stores each message as given; otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated, and those the entity does not have yet are stored. Indexed in the background.",
     tag: TAG,
     auth: 'token',
     body: {
@@ -58,7 +58,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
       ...invalid,
     },
     async handler(ctx) {
-      const added = await memories.add(ctx.state.principal.projectId, ctx.state.body);
+      const added = await runtime.extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, runtime.config.memoryModel);
       ctx.body = { results: added.map((m) => ({ ...show(m), event: 'ADD' })) };
     },
   };

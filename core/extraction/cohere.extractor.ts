@@ -4,10 +4,15 @@ import { cohereFailure } from '../provider-errors.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
   extractionPrompt,
+  FACTS_SCHEMA,
+  FACTS_SYSTEM_PROMPT,
+  factsPrompt,
+  sanitizeFacts,
   parseModelJson,
   relaxedSchema,
   sanitizeExtraction,
   type ExtractionInput,
+  type ExtractionMessage,
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
@@ -25,7 +30,7 @@ export interface CohereExtractorOptions {
 /**
  * Cohere's v2 chat API (`POST /v2/chat`) in JSON mode: `response_format` `json_object` with the
  * record schema (required relaxed) as `json_schema`, temperature 0, and a system prompt that
- * asks for explicitly stated values only. The answer is parsed and sanitised
+ * asks for explicitly stated values only (facts: `{"facts": [string]}` and their own prompt). The answer is parsed and sanitised
  * (`sanitizeExtraction`): keys outside the schema and values of the wrong type are dropped.
  *
  * Failures: unreachable, timed out, 408, 429 or 5xx, a rejected COHERE_API_KEY, and an answer
@@ -52,15 +57,24 @@ export class CohereExtractor implements Extractor {
   }
 
   async extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>> {
+    return sanitizeExtraction(schema, await this.json(EXTRACTION_SYSTEM_PROMPT, extractionPrompt(schema, input), relaxedSchema(schema)));
+  }
+
+  async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
+    return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), FACTS_SCHEMA));
+  }
+
+  /** One chat call in JSON mode; the JSON object of the answer. */
+  private async json(system: string, user: string, jsonSchema: Record<string, unknown>): Promise<Record<string, unknown>> {
     let text: string;
     try {
       const response = await this.client.chat({
         model: this.name,
         messages: [
-          { role: 'system', content: EXTRACTION_SYSTEM_PROMPT },
-          { role: 'user', content: extractionPrompt(schema, input) },
+          { role: 'system', content: system },
+          { role: 'user', content: user },
         ],
-        responseFormat: { type: 'json_object', jsonSchema: relaxedSchema(schema) },
+        responseFormat: { type: 'json_object', jsonSchema },
         temperature: 0,
       });
       text = (response.message?.content ?? [])
@@ -73,7 +87,7 @@ export class CohereExtractor implements Extractor {
     if (parsed === null) {
       throw unavailable(`Cohere answered without a JSON object (model ${this.name}); retry later.`);
     }
-    return sanitizeExtraction(schema, parsed);
+    return parsed;
   }
 
   private failure(err: unknown): AppError {

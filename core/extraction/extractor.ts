@@ -40,6 +40,64 @@ export interface Extractor {
   /** The full `provider/model` name. */
   readonly model: string;
   extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>>;
+  /**
+   * The facts worth remembering about the user in a conversation (mem0's `infer: true`): short,
+   * self-contained statements taken from what the user said, never from what the assistant
+   * suggested, each at most `MAX_FACT_LENGTH` characters, without duplicates. Nothing worth
+   * remembering is `[]`.
+   */
+  facts(messages: readonly ExtractionMessage[]): Promise<string[]>;
+}
+
+/** Longest fact kept; a model's longer answer is cut at a word boundary. */
+export const MAX_FACT_LENGTH = 500;
+/** Most facts kept from one conversation. */
+export const MAX_FACTS = 50;
+
+/** What the remote models are told when picking facts out of a conversation. */
+export const FACTS_SYSTEM_PROMPT = [
+  'You pick out facts worth remembering about the user from a conversation: personal details, preferences, plans, relationships, work, health, and anything the user asks to be remembered.',
+  'Take facts only from what the user says; what the assistant says counts only when the user confirms it. Never guess or infer beyond what is stated.',
+  'Write each fact as one short, self-contained statement in the language the user wrote in. Skip greetings, questions, small talk and anything temporary or trivial.',
+  'Answer with a JSON object {"facts": [...]} holding an array of strings; if there is nothing worth remembering, answer {"facts": []}.',
+].join(' ');
+
+/** The JSON schema of a facts answer. */
+export const FACTS_SCHEMA = {
+  type: 'object',
+  properties: { facts: { type: 'array', items: { type: 'string' } } },
+  required: ['facts'],
+  additionalProperties: false,
+} as const;
+
+/** The user turn sent to a remote model for facts: the conversation as a transcript. */
+export function factsPrompt(messages: readonly ExtractionMessage[]): string {
+  return `Conversation:\n${messages.map((m) => `${m.role}: ${m.content}`).join('\n')}\n\nAnswer with {"facts": [...]}.`;
+}
+
+/**
+ * The facts in a model's answer (`{"facts": [...]}`): trimmed non-placeholder strings, cut to
+ * `MAX_FACT_LENGTH` at a word boundary, duplicates (ignoring case) dropped, at most `MAX_FACTS`.
+ * Anything else in the answer is ignored; an answer without a facts array gives `[]`.
+ */
+export function sanitizeFacts(raw: unknown): string[] {
+  const list = typeof raw === 'object' && raw !== null && Array.isArray((raw as { facts?: unknown }).facts) ? ((raw as { facts: unknown[] }).facts) : [];
+  const facts: string[] = [];
+  const seen = new Set<string>();
+  for (const item of list) {
+    if (typeof item !== 'string' || isPlaceholder(item)) continue;
+    let fact = item.trim().replace(/\s+/g, ' ');
+    if (fact.length > MAX_FACT_LENGTH) {
+      const cut = fact.lastIndexOf(' ', MAX_FACT_LENGTH);
+      fact = fact.slice(0, cut > MAX_FACT_LENGTH / 2 ? cut : MAX_FACT_LENGTH);
+    }
+    const key = fact.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    facts.push(fact);
+    if (facts.length === MAX_FACTS) break;
+  }
+  return facts;
 }
 
 /** What the remote models are told; the local model follows the same rules by construction. */

@@ -1,6 +1,7 @@
 import {
   isPlaceholder,
   sanitizeExtraction,
+  sanitizeFacts,
   type ExtractionInput,
   type ExtractionMessage,
   type ExtractionProperty,
@@ -1086,4 +1087,27 @@ export class LocalExtractor implements Extractor {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
+
+  facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
+    return Promise.resolve(sanitizeFacts({ facts: messages.filter((m) => m.role === 'user').flatMap((m) => statedFacts(m.content)) }));
+  }
+}
+
+const PLEASANTRY = /^(?:hi|hello|hey|good (?:morning|afternoon|evening)|thanks|thank you|ok|okay|sure|yes|no|bye|goodbye|cheers)\b[\s,.!]*(?:there|again|so much|a lot)?[\s.!]*$/i;
+/** Sentences that ask for something rather than state something. */
+const REQUEST = /^(?:(?:can|could|would|will) you|please|let'?s|tell me|show me|help me|what|how|why|when|where|who|which)\b/i;
+
+/**
+ * The statements in a message worth remembering, for the local model's `facts`: its sentences
+ * minus questions, requests and pleasantries, with "remember that" dropped and end punctuation
+ * trimmed. Wording is kept as the user wrote it.
+ */
+export function statedFacts(content: string): string[] {
+  return content
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim().replace(/^[-*•]\s+/, '').replace(/^(?:please\s+)?(?:remember|note|keep in mind)(?: that)?[:,]?\s+/i, ''))
+    .filter((s) => s.length > 0 && !s.endsWith('?') && !PLEASANTRY.test(s) && !REQUEST.test(s))
+    .map((s) => s.replace(/[.!]+$/, '').trim())
+    .map((s) => (s.length > 0 ? s[0]!.toUpperCase() + s.slice(1) : s))
+    .filter((s) => s.length > 1);
 }

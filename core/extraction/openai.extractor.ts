@@ -4,10 +4,15 @@ import { openaiFailure } from '../provider-errors.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
   extractionPrompt,
+  FACTS_SCHEMA,
+  FACTS_SYSTEM_PROMPT,
+  factsPrompt,
+  sanitizeFacts,
   parseModelJson,
   relaxedSchema,
   sanitizeExtraction,
   type ExtractionInput,
+  type ExtractionMessage,
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
@@ -60,15 +65,24 @@ export class OpenAIExtractor implements Extractor {
   }
 
   async extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>> {
+    return sanitizeExtraction(schema, await this.json(EXTRACTION_SYSTEM_PROMPT, extractionPrompt(schema, input), schemaName(schema), relaxedSchema(schema)));
+  }
+
+  async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
+    return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), 'facts', FACTS_SCHEMA));
+  }
+
+  /** One chat completion with a JSON schema response format; the JSON object of the answer. */
+  private async json(system: string, user: string, name: string, schema: Record<string, unknown>): Promise<Record<string, unknown>> {
     let text: string;
     try {
       const completion = await this.client.chat.completions.create({
         model: this.name,
         messages: [
-          { role: 'system', content: EXTRACTION_SYSTEM_PROMPT },
-          { role: 'user', content: extractionPrompt(schema, input) },
+          { role: 'system', content: system },
+          { role: 'user', content: user },
         ],
-        response_format: { type: 'json_schema', json_schema: { name: schemaName(schema), schema: relaxedSchema(schema), strict: false } },
+        response_format: { type: 'json_schema', json_schema: { name, schema, strict: false } },
         temperature: 0,
       });
       const content: unknown = completion.choices?.[0]?.message?.content;
@@ -80,7 +94,7 @@ export class OpenAIExtractor implements Extractor {
     if (parsed === null) {
       throw unavailable(`The language model server (OPENAI_BASE_URL) answered without a JSON object (model ${this.name}); retry later.`);
     }
-    return sanitizeExtraction(schema, parsed);
+    return parsed;
   }
 
   private failure(err: unknown): AppError {

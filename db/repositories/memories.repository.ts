@@ -77,6 +77,17 @@ export class MemoriesRepository {
       .offset(offset)) as MemoryRow[];
   }
 
+  /** Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring case. */
+  async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[]): Promise<Set<string>> {
+    if (texts.length === 0) return new Set();
+    const rows = (await this.db('memories')
+      .where({ project_id: projectId, ...filter })
+      .whereNull('schema_name')
+      .whereIn(this.db.raw('lower(memory)') as unknown as string, texts.map((t) => t.toLowerCase()))
+      .select('memory')) as Array<{ memory: string }>;
+    return new Set(rows.map((r) => r.memory.toLowerCase()));
+  }
+
   /**
    * Rewrites a row's content if it is still at `revision`; bumps the revision and sets it pending
    * again. Returns the number of rows changed (0: someone else changed it first).

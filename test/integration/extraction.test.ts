@@ -71,6 +71,11 @@ function openaiAnswer(content: string, model = 'gpt-4o-mini'): Answer {
 const unavailableAnswer: Answer = { status: 503, body: { message: 'overloaded', error: { message: 'overloaded' } } };
 const TEXT = "Hi, I'm Jane Doe (jane@acme.com); our budget is $1,200.";
 
+const CONVERSATION = [
+  { role: 'user', content: 'I am allergic to peanuts.' },
+  { role: 'assistant', content: 'Noted.' },
+];
+
 interface ChatMessage {
   role: string;
   content: string;
@@ -141,6 +146,20 @@ describe('cohere extractor (against a local server)', () => {
     expect(rejected.detail).to.include('not found');
   });
 
+  it('asks for the facts of a conversation as {"facts": [string]} and keeps clean, distinct ones', async () => {
+    server = await fakeProvider(() => cohereAnswer('{"facts": ["Is allergic to peanuts", "  is allergic to peanuts ", "", "unknown", 7, "Prefers salty snacks"]}'));
+    const cohere = extractorsFor({ COHERE_API_KEY: 'k', COHERE_BASE_URL: server.url }).get('cohere/command-a-03-2025');
+    const facts = await cohere.facts(CONVERSATION);
+    expect(facts).to.deep.equal(['Is allergic to peanuts', 'Prefers salty snacks']);
+    const [request] = server.received as [Received];
+    expect([request.method, request.path]).to.deep.equal(['POST', '/v2/chat']);
+    const format = request.body.response_format as { type: string; json_schema: Record<string, unknown> };
+    expect(format).to.deep.equal({ type: 'json_object', json_schema: { type: 'object', properties: { facts: { type: 'array', items: { type: 'string' } } }, required: ['facts'], additionalProperties: false } });
+    const messages = request.body.messages as ChatMessage[];
+    expect(messages[0]?.content).to.include('worth remembering');
+    expect(messages[1]?.content).to.include('user: I am allergic to peanuts.\nassistant: Noted.');
+  });
+
   it('is unavailable (503) when nothing answers at COHERE_BASE_URL', async () => {
     server = await fakeProvider(() => cohereAnswer('{}'));
     await server.close();
@@ -192,6 +211,20 @@ describe('openai-compatible extractor (against a local server)', () => {
 
     server = await fakeProvider((_request, count) => (count === 1 ? unavailableAnswer : openaiAnswer('{"email": "jane@acme.com"}')));
     expect(await extractorsFor({ OPENAI_BASE_URL: server.url }).get('openai/m').extract(LEAD, { text: TEXT })).to.deep.equal({ email: 'jane@acme.com' });
+  });
+
+  it('asks for the facts of a conversation with a json_schema response format', async () => {
+    server = await fakeProvider(() => openaiAnswer('{"facts": ["Is allergic to peanuts"], "note": "ignored"}'));
+    const openai = extractorsFor({ OPENAI_BASE_URL: server.url }).get('openai/gpt-4o-mini');
+    expect(await openai.facts(CONVERSATION)).to.deep.equal(['Is allergic to peanuts']);
+    const format = server.received[0]?.body.response_format as { type: string; json_schema: { name: string; schema: Record<string, unknown> } };
+    expect(format.type).to.equal('json_schema');
+    expect(format.json_schema.name).to.equal('facts');
+    expect(format.json_schema.schema.required).to.deep.equal(['facts']);
+    await server.close();
+
+    server = await fakeProvider(() => openaiAnswer('No facts here.'));
+    expect((await rejection(extractorsFor({ OPENAI_BASE_URL: server.url }).get('openai/m').facts(CONVERSATION))).status).to.equal(503);
   });
 
   it('passes on why the server refused a request as a 400, and a content-less answer is a 503', async () => {

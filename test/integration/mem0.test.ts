@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { fakeProvider } from '../provider-server.js';
 
 // mem0's own JavaScript client (npm mem0ai) against Cairn: the wire compatibility users rely on.
 
@@ -111,6 +112,11 @@ describe(`mem0 compatibility (${PROFILE})`, function () {
     expect(inferred.status, JSON.stringify(inferred.body)).to.equal(200);
     expect(inferred.body.results.map((r: { memory: string }) => r.memory)).to.deep.equal(['I am allergic to peanuts', 'I prefer salty food']);
     expect(inferred.body.results[0].event).to.equal('ADD');
+    const again = await t.http
+      .post('/v3/memories/add/')
+      .set('Authorization', auth)
+      .send({ messages: [{ role: 'user', content: 'I PREFER SALTY FOOD. I work at Acme.' }], user_id: user });
+    expect(again.body.results.map((r: { memory: string }) => r.memory), 'a fact the user already has is not stored twice').to.deep.equal(['I work at Acme']);
 
     const anonymous = await t.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages: [{ role: 'user', content: 'x' }] });
     expect(anonymous.status).to.equal(400);
@@ -124,7 +130,7 @@ describe(`mem0 compatibility (${PROFILE})`, function () {
     const asMemory = await t.http.get(`/v1/memories/${rec.body.id}/`).set('Authorization', auth);
     expect(asMemory.body.metadata).to.deep.include({ schema, schema_version: 1, record_id: rec.body.id });
     const page = await t.http.post('/v3/memories/?page=1&page_size=2').set('Authorization', auth).send({ filters: { user_id: user } });
-    expect(page.body.count).to.equal(3);
+    expect(page.body.count).to.equal(4);
     expect(page.body.results).to.have.length(2);
     expect(page.body.next).to.match(/page=2/);
     const typed = await t.http.post('/v3/memories/').set('Authorization', auth).send({ filters: { AND: [{ user_id: user }, { schema }] } });
@@ -132,5 +138,46 @@ describe(`mem0 compatibility (${PROFILE})`, function () {
     const refused = await t.http.put(`/v1/memories/${rec.body.id}/`).set('Authorization', auth).send({ text: 'changed' });
     expect(refused.status).to.equal(400);
     expect(refused.body.detail).to.match(/PATCH \/v1\/records/);
+  });
+
+  it('infers facts with the language model MEMORY_MODEL names, through the queue, and makes them searchable', async () => {
+    const model = await fakeProvider((request) => {
+      const transcript = (request.body.messages as Array<{ content: string }>)[1]?.content ?? '';
+      const facts = transcript.includes('vegetarian') ? ['Is vegetarian', 'Lives in Lyon'] : [];
+      return {
+        status: 200,
+        body: { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ facts }) }, finish_reason: 'stop' }] },
+      };
+    });
+    const withModel = await startRuntime({ env: { MEMORY_MODEL: 'openai/facts-model', OPENAI_BASE_URL: model.url } });
+    try {
+      const auth = token((await newProject(withModel)).key);
+      const user = unique('vee');
+      const messages = [
+        { role: 'user', content: "I'm vegetarian and I moved to Lyon last year." },
+        { role: 'assistant', content: 'Good to know!' },
+      ];
+      const added = await withModel.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages, user_id: user });
+      expect(added.status, JSON.stringify(added.body)).to.equal(200);
+      expect(added.body.results.map((r: { memory: string }) => r.memory)).to.deep.equal(['Is vegetarian', 'Lives in Lyon']);
+      expect(model.received[0]?.body.model).to.equal('facts-model');
+
+      const repeated = await withModel.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages, user_id: user });
+      expect(repeated.body.results).to.deep.equal([]);
+
+      const hits = await waitFor(async () => {
+        const r = await withModel.http.post('/v3/memories/search/').set('Authorization', auth).send({ query: 'what food does the user eat', filters: { user_id: user } });
+        return r.body.results?.length === 2 ? r.body.results : null;
+      });
+      expect(hits[0].memory).to.equal('Is vegetarian');
+
+      await model.close();
+      const down = await withModel.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages: [{ role: 'user', content: 'I play chess.' }], user_id: user });
+      expect(down.status, 'no language model, no silent loss: the caller is told to retry').to.equal(503);
+      expect((await withModel.http.post('/v3/memories/').set('Authorization', auth).send({ filters: { user_id: user } })).body.count).to.equal(2);
+    } finally {
+      await model.close().catch(() => undefined);
+      await withModel.close();
+    }
   });
 });

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import {
   extractionPrompt,
+  MAX_FACT_LENGTH,
   parseModelJson,
   relaxedSchema,
   sanitizeExtraction,
+  sanitizeFacts,
   type ExtractionInput,
   type ExtractionSchema,
 } from '../../core/extraction/extractor.js';
@@ -503,6 +505,27 @@ function appErrorOf(fn: () => unknown): AppError {
   }
   return expect.fail('expected an AppError');
 }
+
+describe('facts for memory (infer)', () => {
+  it('keeps the user\'s statements and drops questions, requests and pleasantries', async () => {
+    const facts = await new LocalExtractor().facts([
+      { role: 'user', content: 'Hi! I am allergic to peanuts. Can you suggest a snack? Please remember that I prefer salty food.\n- My sister lives in Lyon' },
+      { role: 'assistant', content: 'Try salted almonds.' },
+      { role: 'user', content: 'Thanks! Let\'s plan dinner. i am allergic to peanuts!' },
+    ]);
+    expect(facts).to.deep.equal(['I am allergic to peanuts', 'I prefer salty food', 'My sister lives in Lyon']);
+    expect(await new LocalExtractor().facts([{ role: 'user', content: 'Hello there. What time is it?' }])).to.deep.equal([]);
+  });
+
+  it('cleans a model\'s facts: strings only, no placeholders or repeats, long ones cut at a word', () => {
+    expect(sanitizeFacts({ facts: [' Likes tea ', 'likes  tea', 'n/a', null, 'Works at Acme'] })).to.deep.equal(['Likes tea', 'Works at Acme']);
+    expect(sanitizeFacts({ facts: 'Likes tea' })).to.deep.equal([]);
+    expect(sanitizeFacts(['Likes tea'])).to.deep.equal([]);
+    const long = sanitizeFacts({ facts: [`Likes ${'very '.repeat(200)}strong tea`] })[0] as string;
+    expect(long.length).to.be.at.most(MAX_FACT_LENGTH);
+    expect(long.endsWith('very')).to.equal(true);
+  });
+});
 
 describe('extractor registry', () => {
   const configured = loadConfig({ COHERE_API_KEY: 'test-key', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
