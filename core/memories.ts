@@ -3,9 +3,10 @@ import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
-import type { CollectionSpec, VectorStore } from '../db/vectors/vector-store.js';
+import type { CollectionSpec, VectorPoint, VectorStore } from '../db/vectors/vector-store.js';
 import { envelope } from '../jobs/catalogue.js';
 import type { JobContext } from '../jobs/handlers.js';
+import { Coalescer } from '../lib/coalescer.js';
 import { badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { JOB_ATTEMPTS } from '../workers/queue-driver.js';
@@ -85,7 +86,22 @@ export class Memories {
     private readonly usage: UsageRepository,
     private readonly onOutboxWrite: () => void,
     private readonly embedModel: string = DEFAULT_EMBED_MODEL,
-  ) {}
+  ) {
+    this.upserts = new Coalescer(
+      async ({ spec, projectId }, points) => {
+        // two revisions of one memory in a batch: the later submission wins, as it would one at a time
+        await this.store.upsert(spec, projectId, [...new Map(points.map((p) => [p.id, p])).values()]);
+        return points.map(() => undefined);
+      },
+      { maxBatch: UPSERT_BATCH, parallel: 2 },
+    );
+  }
+
+  /**
+   * Vector writes of concurrent indexing jobs, coalesced per collection and project: one store
+   * call per batch instead of one per memory (the store's per-call cost dominates a single point).
+   */
+  private readonly upserts: Coalescer<{ spec: CollectionSpec; projectId: string }, VectorPoint, undefined>;
 
   /** Validates against the schema's latest version and stores the record, pinned to that version. */
   async storeRecord(projectId: string, schemaName: string, input: StoreRecordInput): Promise<RecordView> {
@@ -292,7 +308,7 @@ export class Memories {
     if (row.revision !== revision) return;
     try {
       const [vector] = await this.embedders.get(this.embedModel).embed([row.memory], 'document');
-      await this.store.upsert(spec, projectId, [
+      await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [
         {
           id: row.id,
           values: vector as Float32Array,
@@ -466,6 +482,9 @@ export function requireEntity(owner: EntityIds): void {
     throw badRequest('entity_required', `Name whom the memories belong to: one of ${ENTITY_IDS.join(', ')}.`);
   }
 }
+
+/** Most memory vectors written in one store call. */
+const UPSERT_BATCH = 256;
 
 /** mem0's `POST /v3/memories/add/`: messages in, memories out. */
 export interface AddMemoriesInput extends MemoryOwner {
