@@ -114,7 +114,8 @@ export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api'
  * `ready()` (polled) says it consumes jobs. Its stdout is forwarded to stderr.
  */
 export function startWorker(name: string, env: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', workerEntry], {
+  // BENCH_WORKER_PROFILE=<dir>: each worker writes a V8 CPU profile there when it exits
+  const proc = spawn(process.execPath, [...(process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`] : []), '--import', 'tsx', workerEntry], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -196,4 +197,26 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
   await fn();
   return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** A Cairn child's HTTP API, called with its bootstrap key or another project's key. */
+export class Api {
+  constructor(
+    private readonly child: Child,
+    private readonly key: string = child.key as string,
+  ) {}
+
+  /** Answers 2xx and the statuses in `accept`; anything else throws. */
+  async call(method: string, route: string, body?: unknown, accept: number[] = []): Promise<Record<string, unknown>> {
+    const response = await fetch(`http://127.0.0.1:${this.child.port}${route}`, {
+      method,
+      headers: { authorization: `Token ${this.key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 300 && !accept.includes(response.status)) {
+      throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
+    }
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  }
 }

@@ -11,8 +11,8 @@ import { QUEUE_NAMES } from '../../jobs/catalogue.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
-import { seededRandom as random } from '../../lib/seeded-random.js';
-import { childEnv, latency, migrateProduction, production, startChild, startWorker, stopChild, timed, type Child, type Latency } from './children.js';
+import { notes } from './corpus.js';
+import { Api, childEnv, latency, migrateProduction, production, startChild, startWorker, stopChild, timed, type Latency } from './children.js';
 
 // P3 — ingest: typed records indexed per second end to end (HTTP write → outbox → queue → embed →
 // Milvus, until searchable), against the local embedder's own throughput at a batch size, with 1
@@ -47,39 +47,6 @@ const TOPICS = ['work', 'family', 'health', 'travel', 'money', 'hobby'];
 const TARGET = { ratio: 0.8 };
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
 
-const SUBJECTS = ['The new customer', 'My older sister', 'Our lead engineer', 'The night nurse', 'A regular visitor', 'The school principal', 'Her landlord', 'The delivery driver'];
-const VERBS = ['asked about', 'complained about', 'finally fixed', 'wrote about', 'forgot about', 'paid for', 'argued over', 'strongly recommended'];
-const OBJECTS = ['the broken heating system', 'a late invoice', 'the weekend hiking trip', 'two concert tickets', 'the blood test results', 'a cheaper phone plan', 'the garden fence', 'the quarterly budget'];
-const PLACES = ['at the office', 'in the lobby', 'near the station', 'at home', 'over the phone', 'in the chat', 'at the market', 'by email'];
-const TIMES = ['last Tuesday morning', 'before the holidays', 'on Friday', 'after lunch yesterday', 'early this month', 'during the storm'];
-const REASONS = ['because the deadline moved', 'since nobody else would', 'although it was raining', 'so everyone could relax', '', ''];
-
-/** Seeded notes of 12–21 words, distinct by their ticket number. */
-function notes(count: number, first: number): string[] {
-  const next = random(first + 1);
-  const pick = (list: string[]): string => list[Math.floor(next() * list.length)] as string;
-  return Array.from({ length: count }, (_, i) =>
-    [pick(SUBJECTS), pick(VERBS), pick(OBJECTS), pick(PLACES), pick(TIMES), pick(REASONS), `(ticket ${first + i})`].filter(Boolean).join(' '),
-  );
-}
-
-class Api {
-  constructor(private readonly child: Child) {}
-
-  /** Answers 2xx and the statuses in `accept`; anything else throws. */
-  async call(method: string, route: string, body?: unknown, accept: number[] = []): Promise<Record<string, unknown>> {
-    const response = await fetch(`http://127.0.0.1:${this.child.port}${route}`, {
-      method,
-      headers: { authorization: `Token ${this.child.key as string}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status >= 300 && !accept.includes(response.status)) {
-      throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
-    }
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  }
-}
 
 /** Sentences per second of the local model embedding batches of `batch`, in this process. */
 async function rawEmbedder(batch: number): Promise<number> {

@@ -13,7 +13,7 @@ import type { VectorStore } from '../../db/vectors/vector-store.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
-import { childEnv, latency, migrateProduction, production, startChild, stopChild, timed, type Child, type Latency, type ProfileName } from './children.js';
+import { Api, childEnv, latency, migrateProduction, production, startChild, stopChild, timed, type Latency, type ProfileName } from './children.js';
 import { seededRandom as random } from '../../lib/seeded-random.js';
 
 // P2 — vectors: upsert throughput, query latency through the HTTP API and directly on the store
@@ -58,23 +58,6 @@ const OBJECTS = ['the birds by the window', 'a late refund', 'the quarterly numb
 const sentence = (i: number): string =>
   `${SUBJECTS[i % 8]} ${VERBS[Math.floor(i / 8) % 8]} ${OBJECTS[Math.floor(i / 64) % 8]} on day ${i}.`;
 
-class Api {
-  constructor(private readonly child: Child) {}
-
-  async call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
-    const response = await fetch(`http://127.0.0.1:${this.child.port}${route}`, {
-      method,
-      headers: { authorization: `Token ${this.child.key as string}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status >= 300 && !(method === 'DELETE' && response.status === 404)) {
-      throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
-    }
-    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  }
-}
-
 interface ProfileResult {
   profile: ProfileName;
   vectors: number;
@@ -103,7 +86,7 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
   const milvus = profile === 'production' ? new MilvusConnection(production.milvusAddress, null, createLogger('warn'), MILVUS_TIMEOUT_MS) : null;
   try {
     const api = new Api(child);
-    await api.call('DELETE', `/v1/indexes/${INDEX}`);
+    await api.call('DELETE', `/v1/indexes/${INDEX}`, undefined, [404]);
     await api.call('POST', '/v1/indexes', { name: INDEX, embed: { model: 'local' } });
 
     process.stderr.write(`[${profile}] upserting ${N} vectors of ${DIM} dimensions in batches of ${BATCH}\n`);

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { MemoryRow } from '../../db/repositories/memories.repository.js';
+import { loadConfig } from '../../lib/config.js';
+import { createLogger } from '../../lib/logger.js';
+import { Runtime } from '../../lib/runtime.js';
+import { newId } from '../../lib/time.js';
+import { Api, childEnv, latency, startChild, stopChild, timed, type Latency } from './children.js';
+import { notes } from './corpus.js';
+
+// P3, second part — memory search at 100k memories (`npm run bench:memory-search`), on the embedded
+// profile: the memories are stored and indexed once (rows written and real embeddings of each
+// note upserted, as the indexing job would), then text searches run through the API of a Cairn
+// child and, for scale, through the same code in this process. See BENCHMARKS.md.
+
+const { values: args } = parseArgs({
+  options: {
+    memories: { type: 'string', default: '100000' },
+    users: { type: 'string', default: '100' },
+    queries: { type: 'string', default: '300' },
+  },
+});
+const N = Number(args.memories);
+const USERS = Number(args.users);
+const QUERIES = Number(args.queries);
+if (![N, USERS, QUERIES].every((x) => Number.isInteger(x) && x > 0)) {
+  process.stderr.write('--memories, --users and --queries must be positive integers\n');
+  process.exit(2);
+}
+const SEED_BATCH = 1000;
+const TOP_K = 10;
+const APP = 'bench-app';
+// P2's targets for a query by text through the API
+const TARGET = { p50: 20, p99: 60 };
+const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
+
+interface Case {
+  name: string;
+  /** What the filter keeps, in memories. */
+  scope: number;
+  filters: (i: number) => Record<string, unknown>;
+}
+
+const CASES: Case[] = [
+  { name: `one user (${N / USERS} memories)`, scope: N / USERS, filters: (i) => ({ user_id: `u${i % USERS}` }) },
+  { name: 'one user, created_at in the newer half', scope: N / USERS / 2, filters: (i) => ({ AND: [{ user_id: `u${i % USERS}` }, { created_at: { gte: 1_000_000 + N / 2 } }] }) },
+  { name: `whole app (${N} memories)`, scope: N, filters: () => ({ app_id: APP }) },
+];
+
+async function seed(runtime: Runtime, projectId: string): Promise<number> {
+  const embedder = runtime.embedders.get('local');
+  const spec = await runtime.memories.collection();
+  const started = performance.now();
+  for (let first = 0; first < N; first += SEED_BATCH) {
+    const texts = notes(Math.min(SEED_BATCH, N - first), first);
+    const vectors = await embedder.embed(texts, 'document');
+    const rows: MemoryRow[] = texts.map((memory, j) => ({
+      id: newId(),
+      project_id: projectId,
+      schema_id: null,
+      schema_name: null,
+      schema_version: null,
+      record: null,
+      memory,
+      user_id: `u${(first + j) % USERS}`,
+      agent_id: null,
+      run_id: null,
+      app_id: APP,
+      metadata: '{}',
+      revision: 1,
+      embedding_status: 'indexed',
+      embedding_error: null,
+      // distinct, increasing timestamps so a created_at filter cuts the set in two
+      created_at: 1_000_000 + first + j,
+      updated_at: 1_000_000 + first + j,
+    }));
+    await runtime.db.batchInsert('memories', rows, 200);
+    await runtime.vectors.upsert(
+      spec,
+      projectId,
+      rows.map((row, j) => ({
+        id: row.id,
+        values: vectors[j] as Float32Array,
+        columns: { user_id: row.user_id, agent_id: null, run_id: null, app_id: APP, schema: null, created_at: row.created_at },
+        metadata: {},
+      })),
+    );
+    if ((first / SEED_BATCH) % 10 === 9) process.stderr.write(`  ${first + SEED_BATCH} memories stored\n`);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+interface CaseResult {
+  name: string;
+  scope: number;
+  api: Latency;
+  direct: Latency;
+  hitsPerQuery: number;
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`Cairn memory search — node ${process.version}, ${os.cpus().length} cores; ${N} memories over ${USERS} users, ${QUERIES} queries per case, top_k ${TOP_K}, embedded profile\n`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const env = childEnv('embedded', dataDir, 'warn', { LOCAL_MODEL_DIR: localModelDir });
+  const runtime = await Runtime.create(loadConfig(env as Record<string, string>), { role: 'all', logger: createLogger('warn') });
+  let child = null;
+  try {
+    const { key } = await runtime.apiKeys.createForProject('bench-memories');
+    const project = (await runtime.repositories.projects.findByName('bench-memories')) as { id: string };
+    process.stderr.write(`storing ${N} memories with their embeddings\n`);
+    const seedSeconds = await seed(runtime, project.id);
+    process.stderr.write(`stored in ${seedSeconds.toFixed(0)} s; starting Cairn\n`);
+
+    child = await startChild('cairn', 'cairn', env);
+    const api = new Api(child, key);
+    const queries = notes(QUERIES, 5_000_000).map((note) => note.split(' ').slice(0, 8).join(' '));
+    const results: CaseResult[] = [];
+    for (const c of CASES) {
+      // warm both paths: the first search of a collection loads it
+      for (let i = 0; i < 10; i++) {
+        await api.call('POST', '/v3/memories/search/', { query: queries[i], filters: c.filters(i), top_k: TOP_K });
+        await runtime.memories.search(project.id, { query: queries[i] as string, filters: c.filters(i), top_k: TOP_K });
+      }
+      const apiMs: number[] = [];
+      const directMs: number[] = [];
+      let hits = 0;
+      // interleaved, so drift on the shared machine hits both paths alike
+      for (let i = 0; i < QUERIES; i++) {
+        const body = { query: queries[i] as string, filters: c.filters(i), top_k: TOP_K };
+        apiMs.push(
+          await timed(async () => {
+            hits += ((await api.call('POST', '/v3/memories/search/', body)).results as unknown[]).length;
+          }),
+        );
+        directMs.push(await timed(() => runtime.memories.search(project.id, body)));
+      }
+      results.push({ name: c.name, scope: c.scope, api: latency(apiMs), direct: latency(directMs), hitsPerQuery: hits / QUERIES });
+    }
+
+    const f = (x: number): string => `${x.toFixed(2)} ms`;
+    process.stdout.write('\n| filter | memories in scope | API p50 | API p99 | direct p50 | direct p99 | API ÷ direct (p50) | hits/query |\n');
+    for (const r of results) {
+      process.stdout.write(`| ${r.name} | ${r.scope} | ${f(r.api.p50)} | ${f(r.api.p99)} | ${f(r.direct.p50)} | ${f(r.direct.p99)} | ${(r.api.p50 / r.direct.p50).toFixed(3)} | ${r.hitsPerQuery.toFixed(1)} |\n`);
+    }
+    const verdicts = results.map((r) => ({ name: r.name, p50Met: r.api.p50 <= TARGET.p50, p99Met: r.api.p99 <= TARGET.p99 }));
+    process.stdout.write(`\n${JSON.stringify({ bench: 'memory-search', node: process.version, cores: os.cpus().length, memories: N, users: USERS, queries: QUERIES, seedSeconds, results, targets: TARGET, verdicts })}\n`);
+  } finally {
+    if (child) await stopChild(child.proc);
+    await runtime.shutdown.run();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
