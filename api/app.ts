@@ -15,6 +15,7 @@ import { recordRoutes } from './routes/records.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
+import { knowledgeRoutes } from './routes/knowledge.routes.js';
 
 const ROUTES = Symbol('cairn.routes');
 
@@ -48,6 +49,7 @@ export function createApp(runtime: Runtime): Koa {
     ...recordRoutes(deps),
     ...mem0Routes(deps),
     ...usageRoutes(deps),
+    ...knowledgeRoutes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

@@ -40,6 +40,16 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
     if (route.body) {
       const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema: route.body } };
       if (route.mergePatch) content['application/merge-patch+json'] = { schema: route.body };
+      if (route.upload) {
+        const fields = route.upload.fields as { properties?: Record<string, unknown>; required?: string[] };
+        content['multipart/form-data'] = {
+          schema: {
+            type: 'object',
+            required: ['file', ...(fields.required ?? [])],
+            properties: { file: { type: 'string', format: 'binary', description: `At most ${route.upload.maxBytes} bytes.` }, ...(fields.properties ?? {}) },
+          },
+        };
+      }
       operation.requestBody = { required: false, content };
     }
     paths[path] = { ...(paths[path] ?? {}), [route.method]: operation };

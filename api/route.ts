@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import type { KeyPrincipal } from '../core/api-keys.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
 import { jsonBody } from './middleware/body.js';
+import { multipartBody, type UploadedFile } from './middleware/multipart.js';
 
 /** How a route authenticates its caller. */
 export type RouteAuth = 'token' | 'admin' | 'none';
@@ -28,6 +29,12 @@ export interface RouteSpec<Body, Query> {
    * cannot list the fields, which are checked after merging instead.
    */
   mergePatch?: true;
+  /**
+   * The route also takes a `multipart/form-data` upload: one file in the field `file` (at most
+   * `maxBytes`), its other fields validated against `fields` (those named in `jsonFields` hold
+   * JSON). The handler finds the file in `ctx.state.upload`, the fields in `ctx.state.body`.
+   */
+  upload?: { fields: JsonSchema; jsonFields: readonly string[]; maxBytes: number };
   query?: JsonSchema;
   responses: Record<number, ResponseSpec>;
   handler: (ctx: RouteContext<Body, Query>) => Promise<void> | void;
@@ -35,7 +42,7 @@ export interface RouteSpec<Body, Query> {
 
 /** The Koa context a handler sees, with its validated input and caller. */
 export type RouteContext<Body, Query> = Context & {
-  state: { principal: KeyPrincipal; body: Body; query: Query };
+  state: { principal: KeyPrincipal; body: Body; query: Query; upload?: UploadedFile };
 };
 
 /** Collects route specs as they are mounted, for `/openapi.json`. */
@@ -56,11 +63,28 @@ export function mount<Body = undefined, Query = Record<string, never>>(
 ): void {
   catalog.routes.push(spec as RouteSpec<unknown, unknown>);
   const chain: Middleware[] = [guards[spec.auth]];
+  if (spec.upload) {
+    const upload = spec.upload;
+    const validateFields = ajv.compile(upload.fields) as ValidateFunction<Body>;
+    const parseUpload = multipartBody(upload.maxBytes, upload.jsonFields);
+    chain.push(async (ctx, next) => {
+      if (!ctx.is('multipart/form-data')) return next();
+      return parseUpload(ctx, async () => {
+        ctx.state.body = assertValid(validateFields, ctx.state.rawBody, '', 'form fields');
+        await next();
+      });
+    });
+  }
   if (spec.body) {
     const validateBody = ajv.compile(spec.body) as ValidateFunction<Body>;
-    chain.push(jsonBody(options.bodyLimitBytes), async (ctx, next) => {
-      ctx.state.body = assertValid(validateBody, ctx.state.rawBody, '', 'request body');
-      await next();
+    const parseJson = jsonBody(options.bodyLimitBytes);
+    chain.push(async (ctx, next) => {
+      // an upload was parsed above
+      if (ctx.state.upload !== undefined) return next();
+      return parseJson(ctx, async () => {
+        ctx.state.body = assertValid(validateBody, ctx.state.rawBody, '', 'request body');
+        await next();
+      });
     });
   }
   const querySchema = spec.query;
@@ -118,3 +142,15 @@ export const ERROR_SCHEMA: JsonSchema = {
     },
   },
 };
+
+/** The calling project of an authenticated request. */
+export const projectOf = (ctx: { state: { principal: { projectId: string } } }): string => ctx.state.principal.projectId;
+
+/** The error responses of a route: 400, 404 (`notFound` says of what) and any others. */
+export function errorResponses(notFound: string, extra: Record<number, string> = {}): Record<number, ResponseSpec> {
+  return {
+    400: { description: 'Invalid input', schema: ERROR_SCHEMA },
+    404: { description: notFound, schema: ERROR_SCHEMA },
+    ...Object.fromEntries(Object.entries(extra).map(([status, description]) => [status, { description, schema: ERROR_SCHEMA }])),
+  };
+}

@@ -8,6 +8,7 @@ import * as embeddedVectors from './migrations/0006_embedded_vectors.js';
 import * as recordSchemas from './migrations/0007_record_schemas.js';
 import * as memories from './migrations/0008_memories.js';
 import * as usage from './migrations/0009_usage.js';
+import * as knowledge from './migrations/0010_knowledge.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -20,6 +21,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0007_record_schemas', recordSchemas],
   ['0008_memories', memories],
   ['0009_usage', usage],
+  ['0010_knowledge', knowledge],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

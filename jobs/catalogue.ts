@@ -17,6 +17,10 @@ export interface JobPayloads {
    * so the text travels in the payload; the job is removed from Redis once it has answered.
    */
   'record.extract': ExtractPayload;
+  /** Reads, chunks, embeds and indexes a document revision (or removes what is left of a deleted document). */
+  'document.process': { projectId: string; documentId: string; revision: number };
+  /** Removes the vectors of a deleted knowledge base, or of one deleted document. */
+  'knowledge.purge': { projectId: string; embedModel: string; kbId?: string; documentId?: string };
   /** Picks the facts worth remembering out of a conversation (mem0 add with `infer: true`) for a waiting request. */
   'memory.infer': InferPayload;
 }
@@ -60,7 +64,7 @@ export type JobName = keyof JobPayloads;
 export type JobOf<N extends JobName> = JobPayloads[N];
 
 /** Queues, one per kind of work, so slow work never starves quick work. */
-export const QUEUE_NAMES = ['maintenance', 'embedding', 'extraction'] as const;
+export const QUEUE_NAMES = ['maintenance', 'embedding', 'extraction', 'documents'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 interface JobDefinition<N extends JobName> {
@@ -124,6 +128,26 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       },
     },
     jobId: (p) => `record.extract-${p.requestId}`,
+  },
+  'document.process': {
+    queue: 'documents',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'documentId', 'revision'],
+      properties: { projectId: id, documentId: id, revision: { type: 'integer', minimum: 1 } },
+    },
+    jobId: (p) => `document.process-${p.documentId}-${p.revision}`,
+  },
+  'knowledge.purge': {
+    queue: 'maintenance',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'embedModel'],
+      properties: { projectId: id, embedModel: { type: 'string', minLength: 1, maxLength: 128 }, kbId: id, documentId: id },
+    },
+    jobId: (p) => `knowledge.purge-${p.kbId ?? ''}-${p.documentId ?? ''}`,
   },
   'memory.infer': {
     queue: 'extraction',

@@ -14,6 +14,8 @@ export interface Config {
   milvusToken: string | null;
   /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
   memoryModel: string;
+  /** Cohere's rerank model for knowledge search with `rerank: true` (`RERANK_MODEL`). */
+  rerankModel: string;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
   extractTimeoutMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
     memoryModel,
+    rerankModel: read('RERANK_MODEL') ?? 'rerank-v3.5',
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),

@@ -29,6 +29,10 @@ import { memoryIndexJob } from '../jobs/memory-index.job.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
 import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
+import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.job.js';
+import { Knowledge } from '../core/knowledge/knowledge.js';
+import { CohereReranker } from '../core/knowledge/reranker.js';
+import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
@@ -78,6 +82,8 @@ export class Runtime {
   readonly retention: Retention;
   readonly usage: Usage;
   readonly extraction: RecordExtraction;
+  /** Knowledge bases, the document pipeline and retrieval. */
+  readonly knowledge: Knowledge;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -100,6 +106,7 @@ export class Runtime {
       schemas: new SchemasRepository(db),
       memories: new MemoriesRepository(db),
       usage: new UsageRepository(db),
+      knowledge: new KnowledgeRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
@@ -114,6 +121,9 @@ export class Runtime {
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs);
+    const reranker =
+      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),
@@ -182,6 +192,8 @@ export class Runtime {
       'retention.sweep': retentionSweepJob(this.retention),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),
+      'document.process': documentProcessJob(this.knowledge),
+      'knowledge.purge': knowledgePurgeJob(this.knowledge),
     };
     assertHandlers(handlers);
     return handlers;

@@ -12,7 +12,7 @@ import {
 import { METRICS } from '../../db/vectors/vector-store.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
+import { errorResponses, PAGING_QUERY, projectOf, type RouteSpec } from '../route.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Vector indexes';
@@ -62,17 +62,12 @@ const METADATA: JsonSchema = {
 };
 
 const NAME_PARAM = ':name';
-const errors = (extra: Record<number, string> = {}) => ({
-  400: { description: 'Invalid input', schema: ERROR_SCHEMA },
-  404: { description: 'No such index in this project', schema: ERROR_SCHEMA },
-  ...Object.fromEntries(Object.entries(extra).map(([status, description]) => [status, { description, schema: ERROR_SCHEMA }])),
-  503: { description: 'The vector store or the embedding provider is unreachable', schema: ERROR_SCHEMA },
-});
+const errors = (extra: Record<number, string> = {}) => errorResponses('No such index in this project', extra);
 
 /** `/v1/indexes`: named vector indexes of the calling project, and their data plane. */
 export function indexRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
   const indexes = runtime.indexes;
-  const project = (ctx: { state: { principal: { projectId: string } } }) => ctx.state.principal.projectId;
+  const project = projectOf;
 
   const create: RouteSpec<CreateIndexInput, Record<string, never>> = {
     method: 'post',

@@ -1,0 +1,463 @@
+import type { Knex } from 'knex';
+import type { ChunkRow, ChunkWithDocument, DocumentRow, KnowledgeBaseRow, KnowledgeRepository } from '../../db/repositories/knowledge.repository.js';
+import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
+import type { OutboxRepository } from '../../db/repositories/outbox.repository.js';
+import type { CollectionSpec, VectorStore } from '../../db/vectors/vector-store.js';
+import { envelope } from '../../jobs/catalogue.js';
+import type { JobContext } from '../../jobs/handlers.js';
+import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { newId, nowMs } from '../../lib/time.js';
+import { JOB_ATTEMPTS } from '../../workers/queue-driver.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../embedding/embedders.js';
+import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
+import { parseFilter, type FilterNode, type FilterScope } from '../filter/filter.js';
+import { chunkText } from './chunking.js';
+import { documentText, DOCUMENT_LIMITS, UnreadableDocument, type SourceType } from './documents.js';
+import { KeywordIndexes } from './keyword.js';
+import type { Reranker } from './reranker.js';
+
+/** What knowledge search filters may name: the document's columns and its metadata (`metadata.<key>`). */
+export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {
+  columns: { document_id: 'string', filename: 'string', source_type: 'string' },
+  metadata: 'field',
+};
+
+/** Chunking defaults and bounds, in characters. */
+export const CHUNKING = { size: 1000, overlap: 150, minSize: 100, maxSize: 8000 } as const;
+
+/** Reciprocal rank fusion's constant (Cormack et al.): ranks beyond the first few count less. */
+const RRF_K = 60;
+
+export interface KnowledgeBaseView {
+  id: string;
+  name: string;
+  instructions: string;
+  model: string;
+  embed_model: string;
+  chunk_size: number;
+  chunk_overlap: number;
+  document_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DocumentView {
+  id: string;
+  knowledge_base: string;
+  filename: string;
+  source_type: string;
+  size: number;
+  metadata: Record<string, unknown>;
+  status: string;
+  chunk_count: number;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CreateKnowledgeInput {
+  name: string;
+  instructions?: string;
+  model?: string;
+  embed_model?: string;
+  chunk_size?: number;
+  chunk_overlap?: number;
+}
+
+export interface NewDocument {
+  filename: string;
+  source_type: SourceType;
+  content: Buffer;
+  metadata?: Record<string, unknown>;
+}
+
+export type SearchMode = 'hybrid' | 'dense' | 'keyword';
+
+export interface KnowledgeSearchInput {
+  query: string;
+  top_k?: number;
+  filter?: unknown;
+  mode?: SearchMode;
+  rerank?: boolean;
+}
+
+/** A retrieved passage: the spec's Citation (`text`, `score`, `document_id`, `filename`) plus where it came from. */
+export interface Citation {
+  text: string;
+  score: number;
+  document_id: string;
+  filename: string;
+  chunk_id: string;
+  knowledge_base: string;
+  start: number;
+  end: number;
+  heading: string | null;
+}
+
+/**
+ * Knowledge bases and their documents. A document's bytes are stored with it (the source of
+ * truth) and processed by the `document.process` job: text read, cut into chunks that respect the
+ * document's structure, embedded in batches, and indexed. Retrieval fuses dense search over the
+ * chunk vectors with BM25 keyword search over the chunk text (reciprocal rank fusion), with an
+ * optional rerank.
+ */
+export class Knowledge {
+  readonly keyword: KeywordIndexes;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly rows: KnowledgeRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly store: VectorStore,
+    private readonly embedders: Embedders,
+    private readonly reranker: Reranker | null,
+    private readonly onOutboxWrite: () => void,
+  ) {
+    this.keyword = new KeywordIndexes(rows);
+  }
+
+  async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
+    const model = normalizeExtractModelName(input.model ?? DEFAULT_EXTRACT_MODEL);
+    const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
+    const size = input.chunk_size ?? CHUNKING.size;
+    const overlap = input.chunk_overlap ?? Math.min(CHUNKING.overlap, Math.floor(size / 4));
+    if (overlap >= size / 2) {
+      throw badRequest('validation_failed', `chunk_overlap (${overlap}) must be less than half of chunk_size (${size}).`, [{ path: '/chunk_overlap', message: 'must be less than chunk_size / 2' }]);
+    }
+    const now = nowMs();
+    const row: KnowledgeBaseRow = {
+      id: newId(),
+      project_id: projectId,
+      name: input.name,
+      instructions: input.instructions ?? '',
+      model,
+      embed_model: embedModel,
+      chunk_size: size,
+      chunk_overlap: overlap,
+      revision: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.rows.insertBase(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A knowledge base named "${input.name}" already exists in this project.`, 'knowledge_exists');
+      throw err;
+    }
+    return baseView(row, 0);
+  }
+
+  async get(projectId: string, name: string): Promise<KnowledgeBaseView> {
+    const row = await this.base(projectId, name);
+    const counts = await this.rows.documentCounts(projectId, [row.id]);
+    return baseView(row, counts.get(row.id) ?? 0);
+  }
+
+  async list(projectId: string, limit: number, offset: number): Promise<KnowledgeBaseView[]> {
+    const rows = await this.rows.listBases(projectId, limit, offset);
+    const counts = await this.rows.documentCounts(projectId, rows.map((r) => r.id));
+    return rows.map((r) => baseView(r, counts.get(r.id) ?? 0));
+  }
+
+  /** Deletes a base with its documents and chunks; its vectors go in the background (`knowledge.purge`). */
+  async delete(projectId: string, name: string): Promise<void> {
+    const row = await this.base(projectId, name);
+    await this.db.transaction(async (trx) => {
+      await this.rows.deleteBase(trx, projectId, row.id);
+      await this.outbox.add(trx, projectId, envelope('knowledge.purge', { projectId, embedModel: row.embed_model, kbId: row.id }));
+    });
+    this.keyword.forget(row.id);
+    this.onOutboxWrite();
+  }
+
+  /** Stores a document (status `uploaded`) with its processing job; answers before any work is done. */
+  async addDocument(projectId: string, name: string, input: NewDocument): Promise<DocumentView> {
+    const base = await this.base(projectId, name);
+    if (input.content.length > DOCUMENT_LIMITS.maxBytes) {
+      throw badRequest('document_too_large', `The document is ${input.content.length} bytes; the limit is ${DOCUMENT_LIMITS.maxBytes} bytes.`);
+    }
+    if (input.content.length === 0) throw badRequest('validation_failed', 'The document is empty.', [{ path: '/content', message: 'must not be empty' }]);
+    const count = (await this.rows.documentCounts(projectId, [base.id])).get(base.id) ?? 0;
+    if (count >= DOCUMENT_LIMITS.maxPerBase) {
+      throw conflict(`Knowledge base "${name}" already holds ${count} documents, the most one base may hold.`, 'knowledge_full');
+    }
+    const now = nowMs();
+    const row: DocumentRow = {
+      id: newId(),
+      project_id: projectId,
+      kb_id: base.id,
+      filename: input.filename,
+      source_type: input.source_type,
+      size: input.content.length,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      status: 'uploaded',
+      chunk_count: 0,
+      error: null,
+      revision: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction(async (trx) => {
+      await this.rows.insertDocument(trx, { ...row, source: input.content });
+      await this.outbox.add(trx, projectId, envelope('document.process', { projectId, documentId: row.id, revision: 1 }));
+    });
+    this.onOutboxWrite();
+    return documentView(row, name);
+  }
+
+  async listDocuments(projectId: string, name: string, limit: number, offset: number): Promise<DocumentView[]> {
+    const base = await this.base(projectId, name);
+    return (await this.rows.listDocuments(projectId, base.id, limit, offset)).map((d) => documentView(d, name));
+  }
+
+  async getDocument(projectId: string, name: string, documentId: string): Promise<DocumentView> {
+    return documentView(await this.document(projectId, name, documentId), name);
+  }
+
+  /** Deletes a document and its chunks; its vectors are removed by the job the deletion queues. */
+  async deleteDocument(projectId: string, name: string, documentId: string): Promise<void> {
+    const base = await this.base(projectId, name);
+    const doc = await this.document(projectId, name, documentId);
+    await this.db.transaction(async (trx) => {
+      if ((await this.rows.deleteDocument(trx, projectId, doc.id)) === 0) return;
+      await this.rows.bumpRevision(trx, projectId, doc.kb_id, nowMs());
+      await this.outbox.add(trx, projectId, envelope('knowledge.purge', { projectId, embedModel: base.embed_model, documentId: doc.id }));
+    });
+    this.onOutboxWrite();
+  }
+
+  /** Processes a document again from its stored bytes (e.g. after chunking settings changed or it failed). */
+  async reprocess(projectId: string, name: string, documentId: string): Promise<DocumentView> {
+    const doc = await this.document(projectId, name, documentId);
+    const now = nowMs();
+    await this.db.transaction(async (trx) => {
+      await this.rows.restart(trx, projectId, doc.id, now);
+      await this.outbox.add(trx, projectId, envelope('document.process', { projectId, documentId: doc.id, revision: doc.revision + 1 }));
+    });
+    this.onOutboxWrite();
+    return this.getDocument(projectId, name, documentId);
+  }
+
+  /**
+   * The `document.process` job. Idempotent: chunk ids are `<document>:<n>` and the chunks and
+   * vectors of earlier runs are replaced, so a retry after a crash finishes the work without
+   * duplicating it. A newer revision wins; a document deleted meanwhile leaves no vectors.
+   * An unreadable file ends `failed` at once; other failures are retried, and the last attempt
+   * records the error.
+   */
+  async process(projectId: string, documentId: string, revision: number, ctx: JobContext): Promise<void> {
+    const doc = await this.rows.document(projectId, documentId);
+    if (doc === undefined) return;
+    if (doc.revision !== revision || doc.status === 'ready' || doc.status === 'failed') return;
+    const base = await this.rows.baseById(projectId, doc.kb_id);
+    if (base === undefined) return;
+    await this.rows.setStatus(this.db, projectId, doc.id, revision, { status: 'processing', updated_at: nowMs() });
+    try {
+      const source = (await this.rows.documentSource(projectId, doc.id)) as Buffer;
+      const text = await documentText(Buffer.from(source), doc.source_type as SourceType);
+      const chunks = chunkText(text, { size: base.chunk_size, overlap: base.chunk_overlap, markdown: doc.source_type === 'markdown' });
+      const spec = await this.collection(base.embed_model);
+      const vectors = await this.embedders.get(base.embed_model).embed(
+        chunks.map((c) => (c.heading ? `${c.heading}\n${c.text}` : c.text)),
+        'document',
+      );
+      const metadata = JSON.parse(doc.metadata) as Record<string, unknown>;
+      const rows: ChunkRow[] = chunks.map((c, i) => ({
+        id: `${doc.id}:${i}`,
+        project_id: projectId,
+        kb_id: base.id,
+        document_id: doc.id,
+        ordinal: i,
+        text: c.text,
+        start_offset: c.start,
+        end_offset: c.end,
+        heading: c.heading === null ? null : c.heading.slice(0, 255),
+      }));
+      // vectors first: a search may briefly find a new chunk before its row, never a row without its vector
+      await this.removeVectors(spec, projectId, { documentId: doc.id });
+      await this.store.upsert(
+        spec,
+        projectId,
+        rows.map((row, i) => ({
+          id: row.id,
+          values: vectors[i] as Float32Array,
+          columns: { kb_id: base.id, document_id: doc.id, filename: doc.filename, source_type: doc.source_type },
+          metadata,
+        })),
+      );
+      const written = await this.db.transaction(async (trx) => {
+        const current = await this.rows.document(projectId, doc.id, trx);
+        if (current?.revision !== revision) return current !== undefined;
+        await this.rows.replaceChunks(trx, projectId, doc.id, rows);
+        await this.rows.setStatus(trx, projectId, doc.id, revision, { status: 'ready', chunk_count: rows.length, error: null, updated_at: nowMs() });
+        await this.rows.bumpRevision(trx, projectId, base.id, nowMs());
+        return true;
+      });
+      // deleted while it was processed: the deletion's purge may have run before these vectors were written
+      if (!written) await this.removeVectors(spec, projectId, { documentId: doc.id });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof UnreadableDocument || ctx.attempt >= JOB_ATTEMPTS) {
+        await this.rows.setStatus(this.db, projectId, doc.id, revision, { status: 'failed', error: message, updated_at: nowMs() });
+        if (err instanceof UnreadableDocument) return;
+      }
+      throw err;
+    }
+  }
+
+  /** The `knowledge.purge` job: removes the vectors of a deleted base or document. */
+  async purge(projectId: string, embedModel: string, target: { kbId?: string; documentId?: string }): Promise<void> {
+    await this.removeVectors(await this.collection(embedModel), projectId, target);
+  }
+
+  /**
+   * Retrieval across one or more bases of a project: dense (vector) search, BM25 keyword search,
+   * or both fused by reciprocal rank (`hybrid`, the default), optionally reranked, best first.
+   */
+  async search(projectId: string, names: string[], input: KnowledgeSearchInput): Promise<Citation[]> {
+    const bases = await Promise.all([...new Set(names)].map((name) => this.base(projectId, name)));
+    const filter = parseFilter(input.filter, KNOWLEDGE_FILTER_SCOPE, '/filter');
+    const topK = input.top_k ?? 5;
+    const mode = input.mode ?? 'hybrid';
+    if (input.rerank && this.reranker === null) {
+      throw badRequest('model_unavailable', 'Reranking needs COHERE_API_KEY, which this server does not have: an operator must set it, or search without rerank.');
+    }
+    const pool = Math.max(topK * 4, 40);
+    const lists: string[][] = [];
+    const scores = new Map<string, number>();
+    if (mode !== 'keyword') {
+      const dense = await this.dense(projectId, bases, input.query, filter, pool);
+      lists.push(dense.map((m) => m.id));
+      if (mode === 'dense') for (const m of dense) scores.set(m.id, m.score);
+    }
+    const known = new Map<string, ChunkWithDocument>();
+    if (mode !== 'dense') {
+      const keyword = await this.keyword.search(projectId, bases, input.query, filter, pool);
+      lists.push(keyword.map((m) => m.chunk.id));
+      for (const m of keyword) {
+        known.set(m.chunk.id, m.chunk);
+        if (mode === 'keyword') scores.set(m.chunk.id, m.score);
+      }
+    }
+    let ranked: Array<{ id: string; score: number }>;
+    if (mode === 'hybrid') {
+      const fused = new Map<string, { score: number; best: number }>();
+      for (const list of lists) {
+        list.forEach((id, rank) => {
+          const entry = fused.get(id) ?? { score: 0, best: Infinity };
+          fused.set(id, { score: entry.score + 1 / (RRF_K + rank + 1), best: Math.min(entry.best, rank) });
+        });
+      }
+      // ties (e.g. first in one list and second in the other, and the other way round) go to the better best rank
+      ranked = [...fused]
+        .sort(([ia, a], [ib, b]) => b.score - a.score || a.best - b.best || ia.localeCompare(ib))
+        .map(([id, { score }]) => ({ id, score }));
+    } else {
+      ranked = (lists[0] ?? []).map((id) => ({ id, score: scores.get(id) as number }));
+    }
+    ranked = ranked.slice(0, input.rerank ? pool : topK);
+    const missing = ranked.map((r) => r.id).filter((id) => !known.has(id));
+    for (const chunk of await this.rows.chunks(projectId, missing)) known.set(chunk.id, chunk);
+    // a vector whose chunk row is gone (document deleted, not yet unindexed) is left out
+    ranked = ranked.filter((r) => known.has(r.id));
+    if (input.rerank && this.reranker !== null && ranked.length > 0) {
+      const order = await this.reranker.rerank(input.query, ranked.map((r) => (known.get(r.id) as ChunkWithDocument).text), topK);
+      ranked = order.map(({ index, score }) => ({ id: (ranked[index] as { id: string }).id, score }));
+    }
+    const nameOf = new Map(bases.map((b) => [b.id, b.name]));
+    return ranked.slice(0, topK).map(({ id, score }) => {
+      const chunk = known.get(id) as ChunkWithDocument;
+      return {
+        text: chunk.text,
+        score,
+        document_id: chunk.document_id,
+        filename: chunk.filename,
+        chunk_id: chunk.id,
+        knowledge_base: nameOf.get(chunk.kb_id) ?? '',
+        start: Number(chunk.start_offset),
+        end: Number(chunk.end_offset),
+        heading: chunk.heading,
+      };
+    });
+  }
+
+  /** The collection that holds the chunk vectors of an embedding model. */
+  async collection(embedModel: string): Promise<CollectionSpec> {
+    const embedder = this.embedders.get(embedModel);
+    return {
+      name: `knowledge_${embedder.model.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 200),
+      dimension: await embedder.dimension(),
+      metric: 'cosine',
+      columns: { kb_id: 'string', document_id: 'string', filename: 'string', source_type: 'string' },
+    };
+  }
+
+  private async dense(projectId: string, bases: KnowledgeBaseRow[], query: string, filter: FilterNode | null, pool: number): Promise<Array<{ id: string; score: number }>> {
+    const byModel = new Map<string, string[]>();
+    for (const b of bases) byModel.set(b.embed_model, [...(byModel.get(b.embed_model) ?? []), b.id]);
+    const found: Array<{ id: string; score: number }> = [];
+    for (const [model, kbIds] of byModel) {
+      const spec = await this.collection(model);
+      const [vector] = await this.embedders.get(model).embed([query], 'query');
+      const scoped = filter === null ? kbFilter(kbIds) : { kind: 'and' as const, nodes: [kbFilter(kbIds), filter] };
+      found.push(...(await this.store.search(spec, projectId, vector as Float32Array, { topK: pool, filter: scoped })));
+    }
+    return found.sort((a, b) => b.score - a.score).slice(0, pool);
+  }
+
+  private async removeVectors(spec: CollectionSpec, projectId: string, target: { kbId?: string; documentId?: string }): Promise<void> {
+    if (target.kbId !== undefined) await this.store.deleteByFilter(spec, projectId, kbFilter([target.kbId]));
+    if (target.documentId !== undefined) {
+      await this.store.deleteByFilter(spec, projectId, { kind: 'cmp', target: { kind: 'column', name: 'document_id', type: 'string' }, op: 'eq', value: target.documentId });
+    }
+  }
+
+  private async base(projectId: string, name: string): Promise<KnowledgeBaseRow> {
+    const row = await this.rows.findBase(projectId, name);
+    if (!row) throw notFound(`There is no knowledge base named "${name}" in this project.`);
+    return row;
+  }
+
+  private async document(projectId: string, name: string, documentId: string): Promise<DocumentRow> {
+    const base = await this.base(projectId, name);
+    const doc = await this.rows.document(projectId, documentId);
+    if (!doc || doc.kb_id !== base.id) throw notFound(`There is no document "${documentId}" in knowledge base "${name}".`);
+    return doc;
+  }
+}
+
+/** The condition "in one of these bases", on the vectors' kb_id column. */
+function kbFilter(kbIds: string[]): FilterNode {
+  return { kind: 'cmp', target: { kind: 'column', name: 'kb_id', type: 'string' }, op: 'in', value: kbIds };
+}
+
+function baseView(row: KnowledgeBaseRow, documentCount: number): KnowledgeBaseView {
+  return {
+    id: row.id,
+    name: row.name,
+    instructions: row.instructions,
+    model: row.model,
+    embed_model: row.embed_model,
+    chunk_size: row.chunk_size,
+    chunk_overlap: row.chunk_overlap,
+    document_count: documentCount,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+function documentView(row: DocumentRow, kbName: string): DocumentView {
+  return {
+    id: row.id,
+    knowledge_base: kbName,
+    filename: row.filename,
+    source_type: row.source_type,
+    size: row.size,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    status: row.status,
+    chunk_count: row.chunk_count,
+    error: row.error,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
