@@ -1,7 +1,8 @@
-import { CohereClientV2 } from 'cohere-ai';
+import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { cohereFailure } from '../provider-errors.js';
 import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
+import { cohereClient } from '../provider-clients.js';
 
 /** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
 export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -45,12 +46,7 @@ export class CohereEmbedder implements Embedder {
   ) {
     this.model = `cohere/${name}`;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = new CohereClientV2({
-      token: options.apiKey,
-      ...(options.baseUrl !== null ? { baseUrl: options.baseUrl } : {}),
-      maxRetries: options.maxRetries ?? 2,
-      timeoutInSeconds: this.timeoutMs / 1000,
-    });
+    this.client = cohereClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   /** From the table of known models, else from one call to Cohere (remembered). */

@@ -1,7 +1,8 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { openaiFailure } from '../provider-errors.js';
 import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
+import { openaiClient } from '../provider-clients.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
 export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -44,12 +45,7 @@ export class OpenAIEmbedder implements Embedder {
   ) {
     this.model = `openai/${name}`;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = new OpenAI({
-      baseURL: options.baseUrl,
-      apiKey: options.apiKey ?? 'unused',
-      maxRetries: options.maxRetries ?? 2,
-      timeout: this.timeoutMs,
-    });
+    this.client = openaiClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   /** From the table of known models, else from one call to the server (remembered). */

@@ -1,4 +1,4 @@
-import { CohereClientV2 } from 'cohere-ai';
+import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { cohereFailure } from '../provider-errors.js';
 import {
@@ -16,6 +16,7 @@ import {
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
+import { cohereClient } from '../provider-clients.js';
 
 /** How to reach Cohere. */
 export interface CohereExtractorOptions {
@@ -48,12 +49,7 @@ export class CohereExtractor implements Extractor {
   ) {
     this.model = `cohere/${name}`;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = new CohereClientV2({
-      token: options.apiKey,
-      ...(options.baseUrl !== null ? { baseUrl: options.baseUrl } : {}),
-      maxRetries: options.maxRetries ?? 2,
-      timeoutInSeconds: this.timeoutMs / 1000,
-    });
+    this.client = cohereClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   async extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>> {

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { openaiFailure } from '../provider-errors.js';
 import {
@@ -16,6 +16,7 @@ import {
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
+import { openaiClient } from '../provider-clients.js';
 
 /** How to reach an OpenAI-compatible server. */
 export interface OpenAIExtractorOptions {
@@ -56,12 +57,7 @@ export class OpenAIExtractor implements Extractor {
   ) {
     this.model = `openai/${name}`;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = new OpenAI({
-      baseURL: options.baseUrl,
-      apiKey: options.apiKey ?? 'unused',
-      maxRetries: options.maxRetries ?? 2,
-      timeout: this.timeoutMs,
-    });
+    this.client = openaiClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   async extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>> {

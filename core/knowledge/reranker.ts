@@ -1,6 +1,7 @@
-import { CohereClientV2 } from 'cohere-ai';
+import type { CohereClientV2 } from 'cohere-ai';
 import type { AppError } from '../../lib/errors.js';
 import { cohereFailure } from '../provider-errors.js';
+import { cohereClient } from '../provider-clients.js';
 
 /** Orders passages by relevance to a query. */
 export interface Reranker {
@@ -31,12 +32,7 @@ export class CohereReranker implements Reranker {
   ) {
     this.model = `cohere/${name}`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.client = new CohereClientV2({
-      token: options.apiKey,
-      ...(options.baseUrl !== null ? { baseUrl: options.baseUrl } : {}),
-      maxRetries: options.maxRetries ?? 2,
-      timeoutInSeconds: this.timeoutMs / 1000,
-    });
+    this.client = cohereClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   async rerank(query: string, documents: string[], topN: number): Promise<Array<{ index: number; score: number }>> {
