@@ -295,7 +295,8 @@ export class Memories {
 
   /**
    * The `memory.index` job: makes the vector match the row. A missing row removes the vector; an
-   * older revision than the row's is skipped (the newer job does the work). Failures are retried
+   * older revision than the row's is skipped (the newer job does the work), and a row that
+   * changed or went while the vector was written is checked again after the write. Failures are retried
    * by the queue; after the last attempt the row says `failed` with the reason.
    */
   async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
@@ -323,6 +324,18 @@ export class Memories {
           metadata: JSON.parse(row.metadata) as Record<string, unknown>,
         },
       ]);
+      // The row may have changed while this job worked. A row deleted meanwhile must leave no
+      // vector (its removal may have run before this write), and a newer revision whose job
+      // wrote first must not be overwritten by this older text.
+      const current = await this.rows.get(projectId, memoryId);
+      if (!current) {
+        await this.store.deleteByIds(spec, projectId, [memoryId]);
+        return;
+      }
+      if (current.revision !== revision) {
+        await this.index(projectId, memoryId, current.revision, ctx);
+        return;
+      }
       await this.rows.markEmbedding(projectId, memoryId, revision, 'indexed');
     } catch (err) {
       if (ctx.attempt >= JOB_ATTEMPTS) {
