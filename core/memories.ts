@@ -10,7 +10,7 @@ import { Coalescer } from '../lib/coalescer.js';
 import { badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { JOB_ATTEMPTS } from '../workers/queue-driver.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
+import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embedding/embedders.js';
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
 import { utcDay } from './usage.js';
@@ -324,19 +324,13 @@ export class Memories {
           metadata: JSON.parse(row.metadata) as Record<string, unknown>,
         },
       ]);
-      // The row may have changed while this job worked. A row deleted meanwhile must leave no
-      // vector (its removal may have run before this write), and a newer revision whose job
-      // wrote first must not be overwritten by this older text.
+      if ((await this.rows.markEmbedding(projectId, memoryId, revision, 'indexed')) === 1) return;
+      // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
+      // removal may have run before this write), and a newer revision whose job wrote first must
+      // not be overwritten by this older text.
       const current = await this.rows.get(projectId, memoryId);
-      if (!current) {
-        await this.store.deleteByIds(spec, projectId, [memoryId]);
-        return;
-      }
-      if (current.revision !== revision) {
-        await this.index(projectId, memoryId, current.revision, ctx);
-        return;
-      }
-      await this.rows.markEmbedding(projectId, memoryId, revision, 'indexed');
+      if (!current) await this.store.deleteByIds(spec, projectId, [memoryId]);
+      else if (current.revision !== revision) await this.index(projectId, memoryId, current.revision, ctx);
     } catch (err) {
       if (ctx.attempt >= JOB_ATTEMPTS) {
         await this.rows.markEmbedding(projectId, memoryId, revision, 'failed', err instanceof Error ? err.message : String(err));
@@ -346,14 +340,8 @@ export class Memories {
   }
 
   /** The memories collection of the embedding model in use. */
-  async collection(): Promise<CollectionSpec> {
-    const embedder = this.embedders.get(this.embedModel);
-    return {
-      name: `memories_${embedder.model.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 200),
-      dimension: await embedder.dimension(),
-      metric: 'cosine',
-      columns: MEMORY_FILTER_SCOPE.columns,
-    };
+  collection(): Promise<CollectionSpec> {
+    return modelCollection(this.embedders.get(this.embedModel), 'memories', MEMORY_FILTER_SCOPE.columns);
   }
 
   /** New rows, each with its ADD history entry and its indexing job, metered, in the caller's transaction. */

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { CollectionSpec } from '../../db/vectors/vector-store.js';
 import type { Config } from '../../lib/config.js';
 import { badRequest } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -138,4 +139,17 @@ export class Embedders {
 function splitName(name: string): [EmbedProvider, string] {
   const slash = name.indexOf('/');
   return [name.slice(0, slash) as EmbedProvider, name.slice(slash + 1)];
+}
+
+/**
+ * The cosine collection that holds one purpose's vectors (`memories`, `knowledge`) for one
+ * embedding model: `<purpose>_<model as a slug>`, so switching models never mixes dimensions.
+ */
+export async function modelCollection(embedder: Embedder, purpose: string, columns: CollectionSpec['columns']): Promise<CollectionSpec> {
+  return {
+    name: `${purpose}_${embedder.model.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 200),
+    dimension: await embedder.dimension(),
+    metric: 'cosine',
+    columns,
+  };
 }

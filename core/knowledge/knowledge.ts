@@ -8,7 +8,7 @@ import type { JobContext } from '../../jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { JOB_ATTEMPTS } from '../../workers/queue-driver.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../embedding/embedders.js';
+import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
 import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../filter/filter.js';
 import { chunkText } from './chunking.js';
@@ -382,14 +382,8 @@ export class Knowledge {
   }
 
   /** The collection that holds the chunk vectors of an embedding model. */
-  async collection(embedModel: string): Promise<CollectionSpec> {
-    const embedder = this.embedders.get(embedModel);
-    return {
-      name: `knowledge_${embedder.model.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 200),
-      dimension: await embedder.dimension(),
-      metric: 'cosine',
-      columns: { kb_id: 'string', document_id: 'string', filename: 'string', source_type: 'string' },
-    };
+  collection(embedModel: string): Promise<CollectionSpec> {
+    return modelCollection(this.embedders.get(embedModel), 'knowledge', { kb_id: 'string', document_id: 'string', filename: 'string', source_type: 'string' });
   }
 
   private async dense(projectId: string, bases: KnowledgeBaseRow[], query: string, filter: FilterNode | null, pool: number): Promise<Array<{ id: string; score: number }>> {

@@ -143,8 +143,9 @@ export class MemoriesRepository {
   }
 
   /** Records the outcome of indexing one revision; a newer revision is left alone. */
-  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null): Promise<void> {
-    await this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
+  /** The number of rows changed: 0 when the row is gone or at another revision. */
+  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null): Promise<number> {
+    return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
   }
 
   async addHistory(trx: Knex.Transaction, row: HistoryRow): Promise<void> {

@@ -37,7 +37,7 @@ describe(`knowledge: a worker killed mid-document (${PROFILE})`, function () {
       http = supertest(`http://127.0.0.1:${port}`);
       return proc;
     };
-    let worker = await startWorker();
+    const worker = await startWorker();
     if (isProduction) {
       // the API in this process consumes no jobs; the worker process does
       api = await startRuntime({ role: 'api', env });
@@ -57,7 +57,7 @@ describe(`knowledge: a worker killed mid-document (${PROFILE})`, function () {
       expect((await status()).status, 'nobody finished it').to.equal('processing');
     }
 
-    worker = await startWorker();
+    await startWorker();
     const done = await waitFor(async () => {
       const s = await status();
       return s.status === 'ready' || s.status === 'failed' ? s : null;
