@@ -16,6 +16,8 @@ import { schemaRoutes } from './routes/schemas.routes.js';
 import { systemRoutes } from './routes/system.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
+import { agentRoutes } from './routes/agents.routes.js';
+import { secretRoutes } from './routes/secrets.routes.js';
 
 const ROUTES = Symbol('cairn.routes');
 
@@ -50,6 +52,8 @@ export function createApp(runtime: Runtime): Koa {
     ...mem0Routes(deps),
     ...usageRoutes(deps),
     ...knowledgeRoutes(deps),
+    ...agentRoutes(deps),
+    ...secretRoutes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

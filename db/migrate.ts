@@ -9,6 +9,7 @@ import * as recordSchemas from './migrations/0007_record_schemas.js';
 import * as memories from './migrations/0008_memories.js';
 import * as usage from './migrations/0009_usage.js';
 import * as knowledge from './migrations/0010_knowledge.js';
+import * as agents from './migrations/0011_agents.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -22,6 +23,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0008_memories', memories],
   ['0009_usage', usage],
   ['0010_knowledge', knowledge],
+  ['0011_agents', agents],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

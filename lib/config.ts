@@ -14,6 +14,13 @@ export interface Config {
   milvusToken: string | null;
   /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
   memoryModel: string;
+  /**
+   * The language model that also scores guardrail checks (`GUARDRAIL_MODEL`, cohere/<model> or
+   * openai/<model>); null: the local detectors alone.
+   */
+  guardrailModel: string | null;
+  /** Timeout of one tool call, whole (`TOOL_TIMEOUT_MS`). */
+  toolTimeoutMs: number;
   /** Cohere's rerank model for knowledge search with `rerank: true` (`RERANK_MODEL`). */
   rerankModel: string;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
@@ -156,6 +163,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`MEMORY_MODEL must be local, cohere/<model> or openai/<model> (got "${memoryModel}")`);
   }
 
+  const guardrailModel = read('GUARDRAIL_MODEL');
+  if (guardrailModel !== null && !/^(?:cohere|openai)\/\S+$/i.test(guardrailModel)) {
+    problems.push(`GUARDRAIL_MODEL must be cohere/<model> or openai/<model> (got "${guardrailModel}"); leave it unset for the local detectors alone`);
+  }
+
   const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(queuePrefix)) {
     problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-" (got "${queuePrefix}")`);
@@ -172,6 +184,8 @@ export function loadConfig(env: Env = process.env): Config {
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
     memoryModel,
+    guardrailModel,
+    toolTimeoutMs: int('TOOL_TIMEOUT_MS', 10_000, 100, 120_000),
     rerankModel: read('RERANK_MODEL') ?? 'rerank-v3.5',
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),

@@ -33,6 +33,14 @@ import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.
 import { Knowledge } from '../core/knowledge/knowledge.js';
 import { CohereReranker } from '../core/knowledge/reranker.js';
 import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
+import { AgentsRepository } from '../db/repositories/agents.repository.js';
+import { Agents } from '../core/agents/agents.js';
+import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
+import { LanguageModels } from '../core/agents/models/language-models.js';
+import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../core/agents/rate-limiter.js';
+import { ToolRunner } from '../core/agents/tool-runner.js';
+import { ChatTurns } from '../core/agents/turn.js';
+import { Secrets, secretsKey } from '../core/secrets.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
@@ -84,6 +92,15 @@ export class Runtime {
   readonly extraction: RecordExtraction;
   /** Knowledge bases, the document pipeline and retrieval. */
   readonly knowledge: Knowledge;
+  /** Write-only project secrets (tool credentials). */
+  readonly secrets: Secrets;
+  readonly languageModels: LanguageModels;
+  /** Agents with their tools, rules and knowledge. */
+  readonly agents: Agents;
+  /** Chat turns and their runs. */
+  readonly chat: ChatTurns;
+  readonly toolRunner: ToolRunner;
+  private readonly toolLimiter: ToolRateLimiter;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -107,6 +124,7 @@ export class Runtime {
       memories: new MemoriesRepository(db),
       usage: new UsageRepository(db),
       knowledge: new KnowledgeRepository(db),
+      agents: new AgentsRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
@@ -124,6 +142,16 @@ export class Runtime {
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
+    this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
+    this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
+    this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels);
+    // production: one budget per tool across every API process
+    const limiter: ToolRateLimiter = config.profile === 'production' ? new RedisToolRateLimiter(config.redisUrl as string, `${config.queuePrefix}:tool-rate`) : new MemoryToolRateLimiter();
+    this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs });
+    this.toolLimiter = limiter;
+    const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
+    const guardrails = new Guardrails({ model: riskModel });
+    this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.secrets, this.extraction, log.child({ component: 'chat' }));
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),
@@ -135,6 +163,10 @@ export class Runtime {
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
+    this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
+      await this.toolRunner.close();
+      await this.toolLimiter.close();
+    });
   }
 
   /** Builds the runtime of a profile: connects, migrates where allowed, ensures the bootstrap key. */

@@ -57,3 +57,49 @@ export async function fakeProvider(answer: (request: Received, count: number) =>
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** One server-sent event: `data` goes out as JSON unless it is a string (e.g. `[DONE]`). */
+export interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+
+/** A streamed answer: `text/event-stream`, one event at a time. */
+export interface StreamedAnswer {
+  status: number;
+  events: SseEvent[];
+}
+
+/**
+ * Like `fakeProvider`, but an answer may also be a stream of server-sent events (what Cohere's
+ * and OpenAI's chat endpoints send with `stream: true`); a plain `Answer` is sent as JSON.
+ */
+export async function fakeStreamingProvider(answer: (request: Received, count: number) => Answer | StreamedAnswer): Promise<FakeProvider> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    req.on('end', () => {
+      const request: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
+      received.push(request);
+      const reply = answer(request, received.length);
+      if (!('events' in reply)) {
+        res.writeHead(reply.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(reply.body));
+        return;
+      }
+      res.writeHead(reply.status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (const { event, data } of reply.events) {
+        res.write(`${event !== undefined ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+      }
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -153,6 +153,12 @@ export class Knowledge {
     return baseView(row, counts.get(row.id) ?? 0);
   }
 
+  /** The names among `names` that are bases of this project, in the given order. */
+  async existing(projectId: string, names: readonly string[]): Promise<string[]> {
+    const found = new Set(await this.rows.existingNames(projectId, [...new Set(names)]));
+    return names.filter((n) => found.has(n));
+  }
+
   async list(projectId: string, limit: number, offset: number): Promise<KnowledgeBaseView[]> {
     const rows = await this.rows.listBases(projectId, limit, offset);
     const counts = await this.rows.documentCounts(projectId, rows.map((r) => r.id));

@@ -66,6 +66,13 @@ export class KnowledgeRepository {
     return (await this.db('knowledge_bases').where({ project_id: projectId, name }).first()) as KnowledgeBaseRow | undefined;
   }
 
+  /** Which of these base names exist in the project. */
+  async existingNames(projectId: string, names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const rows = (await this.db('knowledge_bases').where({ project_id: projectId }).whereIn('name', names).select('name')) as Array<{ name: string }>;
+    return rows.map((r) => r.name);
+  }
+
   async baseById(projectId: string, id: string, trx: Knex = this.db): Promise<KnowledgeBaseRow | undefined> {
     return (await trx('knowledge_bases').where({ project_id: projectId, id }).first()) as KnowledgeBaseRow | undefined;
   }

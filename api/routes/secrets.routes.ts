@@ -1,0 +1,85 @@
+import { MAX_SECRET_LENGTH, SECRET_NAME, type SecretView } from '../../core/secrets.js';
+import { badRequest } from '../../lib/errors.js';
+import { iso } from '../../lib/time.js';
+import { errorResponses, PAGING_QUERY, projectOf, type RouteSpec } from '../route.js';
+import type { RouteDeps } from './deps.js';
+
+const TAG = 'Secrets';
+const SECRET_NAME_RE = new RegExp(SECRET_NAME);
+
+const SECRET_VIEW = {
+  type: 'object',
+  properties: { name: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
+  description: 'A secret’s name and dates; its value is never returned.',
+} as const;
+
+const show = (s: SecretView) => ({ name: s.name, created_at: iso(s.created_at), updated_at: iso(s.updated_at) });
+const errors = (extra: Record<number, string> = {}) => errorResponses('No such secret in this project', extra);
+
+/** Write-only project secrets that tools send as credentials. */
+export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+  const secrets = runtime.secrets;
+
+  const put: RouteSpec<{ value: string }, Record<string, never>> = {
+    method: 'put',
+    path: '/v1/secrets/:name',
+    operationId: 'putSecret',
+    summary: 'Store or replace a secret (encrypted at rest with SECRETS_KEY). Its value is never returned, logged or traced; tools name it in secret_ref.',
+    tag: TAG,
+    auth: 'token',
+    body: { type: 'object', additionalProperties: false, required: ['value'], properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_LENGTH } } },
+    responses: { 200: { description: 'Replaced', schema: SECRET_VIEW }, 201: { description: 'Created', schema: SECRET_VIEW }, ...errors() },
+    async handler(ctx) {
+      const name = String(ctx.params.name);
+      if (!SECRET_NAME_RE.test(name)) {
+        throw badRequest('validation_failed', `Secret names match ${SECRET_NAME}.`, [{ path: '/name', message: `must match ${SECRET_NAME}` }]);
+      }
+      const { secret, created } = await secrets.put(projectOf(ctx), name, ctx.state.body.value);
+      ctx.status = created ? 201 : 200;
+      ctx.body = show(secret);
+    },
+  };
+
+  const list: RouteSpec<undefined, { limit: number; offset: number }> = {
+    method: 'get',
+    path: '/v1/secrets',
+    operationId: 'listSecrets',
+    summary: 'List secret names, newest first.',
+    tag: TAG,
+    auth: 'token',
+    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    responses: { 200: { description: 'Secrets', schema: { type: 'object', properties: { secrets: { type: 'array', items: SECRET_VIEW } } } } },
+    async handler(ctx) {
+      ctx.body = { secrets: (await secrets.list(projectOf(ctx), ctx.state.query.limit, ctx.state.query.offset)).map(show) };
+    },
+  };
+
+  const get: RouteSpec<undefined, Record<string, never>> = {
+    method: 'get',
+    path: '/v1/secrets/:name',
+    operationId: 'getSecret',
+    summary: 'Whether a secret is set, and when; never its value.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'The secret', schema: SECRET_VIEW }, ...errors() },
+    async handler(ctx) {
+      ctx.body = show(await secrets.get(projectOf(ctx), String(ctx.params.name)));
+    },
+  };
+
+  const remove: RouteSpec<undefined, Record<string, never>> = {
+    method: 'delete',
+    path: '/v1/secrets/:name',
+    operationId: 'deleteSecret',
+    summary: 'Delete a secret; tools that name it fail their calls until it is set again.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 204: { description: 'Deleted' }, ...errors() },
+    async handler(ctx) {
+      await secrets.delete(projectOf(ctx), String(ctx.params.name));
+      ctx.status = 204;
+    },
+  };
+
+  return [put, list, get, remove] as Array<RouteSpec<never, never>>;
+}

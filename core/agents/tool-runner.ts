@@ -1,0 +1,439 @@
+import dns from 'node:dns';
+import net, { type LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import ipaddr from 'ipaddr.js';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { JsonSchema } from '../../lib/validation.js';
+import type { ToolRateLimiter } from './rate-limiter.js';
+
+/** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
+export interface ToolDefinition {
+  id: string;
+  name: string;
+  description: string;
+  /** May hold `{param}` templates in its path, e.g. `https://api.x.com/orders/{order_id}`. */
+  http_url: string;
+  /** GET, POST, PUT, PATCH or DELETE. */
+  http_method: string;
+  /** `{type: 'object', properties, required}`. */
+  parameters: JsonSchema;
+  /** Header the secret is sent in (default `Authorization`). */
+  auth_header: string;
+  /** Name of the project secret whose value the caller passes to `run()`. */
+  secret_ref: string | null;
+  rate_per_min: number;
+  /** Effective list (default: the host of `http_url`); `*.example.com` matches subdomains. */
+  allowed_hosts: string[];
+  /** True when the user sent `allowed_hosts` themselves. */
+  hosts_explicit: boolean;
+}
+
+export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'denied' | 'rate_limited';
+
+/** What one tool call came to; `result` is what the model sees (secret redacted, truncated). */
+export interface ToolOutcome {
+  status: ToolCallStatus;
+  result: string;
+  http_status?: number;
+  duration_ms: number;
+}
+
+export interface ToolRunnerOptions {
+  /** Whole call, body read included (default 10 000). */
+  timeoutMs?: number;
+  /** Response bodies larger than this are an error (default 1 MiB). */
+  maxResponseBytes?: number;
+  /** `result` is cut to this many characters (default 4 000). */
+  maxResultChars?: number;
+  /** Redirects followed per call (default 3). */
+  maxRedirects?: number;
+}
+
+/** One call of a tool: the caller resolves `secret` from the tool's `secret_ref`. */
+export interface ToolCall {
+  projectId: string;
+  agentId: string;
+  tool: ToolDefinition;
+  args: Record<string, unknown>;
+  secret: string | null;
+  signal?: AbortSignal;
+}
+
+const ACCEPT = 'application/json, text/plain;q=0.9, */*;q=0.1';
+const USER_AGENT = 'Cairn-Tool/1';
+const METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const QUERY_METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'DELETE']);
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const ADDRESS_CLASSES: Record<string, string> = {
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local (this includes cloud metadata endpoints)',
+  loopback: 'loopback',
+  carrierGradeNat: 'carrier-grade NAT',
+  private: 'private',
+  uniqueLocal: 'unique-local (private IPv6, this includes cloud metadata endpoints)',
+  ipv4Compatible: 'IPv4-compatible IPv6 (deprecated)',
+};
+
+/** Why an address may not be connected to (its class, in words), or null for a public unicast address. */
+function refusedAddressClass(address: string): string | null {
+  if (!ipaddr.isValid(address)) return 'not an IP address';
+  // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it stands for.
+  const ip = ipaddr.process(address);
+  const range: string = ip.range();
+  if (range === 'unicast') {
+    // ::a.b.c.d (IPv4-compatible, ::/96) counts as unicast for ipaddr.js but embeds an IPv4 address.
+    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
+      return ADDRESS_CLASSES.ipv4Compatible as string;
+    }
+    return null;
+  }
+  // Everything that is not global unicast is refused: reserved, NAT64, 6to4, Teredo and the like too.
+  return ADDRESS_CLASSES[range] ?? `reserved (${range})`;
+}
+
+const REFUSAL_HINT =
+  'Cairn does not call private, loopback, link-local or metadata addresses unless the address belongs to the tool’s own host and that host is listed explicitly in allowed_hosts';
+
+/** A resolved address of a class Cairn does not connect to. */
+class AddressRefusedError extends Error {
+  readonly code = 'ERR_CAIRN_ADDRESS_REFUSED';
+
+  constructor(host: string, address: string, addressClass: string) {
+    super(`address ${address} of ${host} is ${addressClass}; ${REFUSAL_HINT}`);
+    this.name = 'AddressRefusedError';
+  }
+}
+
+/**
+ * The connection's own DNS lookup: the address checked is the address the socket connects to, so
+ * a host cannot answer one lookup with a public address and the next with a private one. A host
+ * with any refused address is refused as a whole.
+ */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    for (const entry of addresses) {
+      const refused = refusedAddressClass(entry.address);
+      if (refused) return callback(new AddressRefusedError(hostname, entry.address, refused), '');
+    }
+    const first = addresses[0];
+    if (!first) return callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
+    if (options.all) return callback(null, addresses);
+    return callback(null, first.address, first.family);
+  });
+};
+
+/** Lower case, no IPv6 brackets, no trailing dot: the form allowed_hosts entries are compared in. */
+const normalizeHost = (host: string): string => host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+
+interface HostPolicy {
+  toolHost: string;
+  exact: Set<string>;
+  /** `*.example.com` entries, kept as `.example.com`. */
+  suffixes: string[];
+  explicit: boolean;
+  listed: string;
+}
+
+function hostPolicy(tool: ToolDefinition, url: URL): HostPolicy {
+  const entries = tool.allowed_hosts.map(normalizeHost).filter(Boolean);
+  return {
+    toolHost: normalizeHost(url.hostname),
+    exact: new Set(entries.filter((e) => !e.startsWith('*.'))),
+    suffixes: entries.filter((e) => e.startsWith('*.')).map((e) => e.slice(1)),
+    explicit: tool.hosts_explicit,
+    listed: entries.join(', ') || 'none',
+  };
+}
+
+type HopCheck = { denied: string } | { exempt: boolean };
+
+/** Rules 3 and 4 for one hop: scheme, allow-list, and the address of a literal IP host (no DNS lookup happens for those). */
+function checkHop(url: URL, policy: HostPolicy): HopCheck {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { denied: `only http: and https: URLs may be called, not ${url.protocol}` };
+  }
+  const host = normalizeHost(url.hostname);
+  const literal = net.isIP(host) !== 0;
+  const allowed = policy.exact.has(host) || (!literal && policy.suffixes.some((suffix) => host.endsWith(suffix)));
+  if (!allowed) {
+    return { denied: `host ${host} is not in the tool's allowed_hosts (${policy.listed}); add it there to let the tool call it` };
+  }
+  // Listing a host explicitly opts it out of the address check; a redirect elsewhere never is.
+  const exempt = policy.explicit && host === policy.toolHost && policy.exact.has(host);
+  if (literal && !exempt) {
+    const refused = refusedAddressClass(host);
+    if (refused) return { denied: `address ${host} is ${refused}; ${REFUSAL_HINT}` };
+  }
+  return { exempt };
+}
+
+/** An argument as text: strings as they are, other scalars via String, objects and arrays as JSON; null/undefined as null. */
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value) ?? null;
+}
+
+interface Prepared {
+  url: URL;
+  method: Dispatcher.HttpMethod;
+  body?: string;
+}
+
+/** Rule 1: path templates, then the remaining arguments as query string (GET, DELETE) or JSON body. */
+function prepare(tool: ToolDefinition, args: Record<string, unknown>): Prepared | { error: string } {
+  const method = tool.http_method.toUpperCase() as Dispatcher.HttpMethod;
+  if (!METHODS.has(method)) return { error: `unsupported http_method ${tool.http_method}; use GET, POST, PUT, PATCH or DELETE` };
+  const raw = tool.http_url;
+  const authority = raw.indexOf('://');
+  if (authority < 0) return { error: 'the tool’s http_url is not an absolute URL' };
+  const authorityEnd = raw.slice(authority + 3).search(/[/?#]/);
+  const pathStart = authorityEnd < 0 ? raw.length : authority + 3 + authorityEnd;
+  const pathLength = raw.slice(pathStart).search(/[?#]/);
+  const pathEnd = pathLength < 0 ? raw.length : pathStart + pathLength;
+
+  const used = new Set<string>();
+  const missing: string[] = [];
+  const invalid: string[] = [];
+  const path = raw.slice(pathStart, pathEnd).replace(/\{([^{}/]+)\}/g, (_match, name: string) => {
+    used.add(name);
+    const value = Object.hasOwn(args, name) ? text(args[name]) : null;
+    if (value === null || value === '') {
+      missing.push(name);
+      return '';
+    }
+    // URL parsing resolves "." and ".." segments (even percent-encoded), which would leave the templated path.
+    if (value === '.' || value === '..') invalid.push(name);
+    return encodeURIComponent(value);
+  });
+  if (missing.length > 0) return { error: `missing path parameter${missing.length > 1 ? 's' : ''} ${missing.join(', ')}` };
+  if (invalid.length > 0) return { error: `path parameter ${invalid.join(', ')} may not be "." or ".."` };
+
+  let url: URL;
+  try {
+    url = new URL(raw.slice(0, pathStart) + path + raw.slice(pathEnd));
+  } catch {
+    return { error: 'the tool’s http_url is not a valid URL' };
+  }
+  const rest = Object.entries(args).filter(([name]) => !used.has(name));
+  if (QUERY_METHODS.has(method)) {
+    for (const [name, value] of rest) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        const itemText = text(item);
+        if (itemText !== null) url.searchParams.append(name, itemText);
+      }
+    }
+    return { url, method };
+  }
+  return { url, method, body: JSON.stringify(Object.fromEntries(rest)) };
+}
+
+/** Replaces every occurrence of the secret (as sent, JSON-escaped, and its credential after a scheme like "Bearer"). */
+function redactor(secret: string | null): (value: string) => string {
+  if (!secret) return (value) => value;
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
+  const credential = /^[A-Za-z][\w.~+-]*\s+(\S[\s\S]*)$/.exec(secret)?.[1];
+  if (credential) {
+    forms.add(credential);
+    forms.add(JSON.stringify(credential).slice(1, -1));
+  }
+  const ordered = [...forms].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
+  return (value) => ordered.reduce((acc, form) => acc.split(form).join('[secret]'), value);
+}
+
+function truncate(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let cut = value.slice(0, max);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}… [truncated, ${value.length} chars]`;
+}
+
+/** The error and its causes (undici and Happy Eyeballs wrap the one that says what happened). */
+function* errorChain(err: unknown): Generator<Error & { code?: unknown }> {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const next = queue.shift();
+    if (!(next instanceof Error) || seen.has(next)) continue;
+    seen.add(next);
+    yield next;
+    queue.push(next.cause);
+    if (next instanceof AggregateError) queue.push(...(next.errors as unknown[]));
+  }
+}
+
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed',
+  UND_ERR_SOCKET: 'connection closed by the server',
+};
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+type Failure = { status: 'denied' | 'timeout' | 'error'; message: string };
+
+function classifyFailure(err: unknown, host: string): Failure {
+  const chain = [...errorChain(err)];
+  const refused = chain.find((e) => e instanceof AddressRefusedError);
+  if (refused) return { status: 'denied', message: refused.message };
+  const codes = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).filter(Boolean);
+  if (codes.some((code) => TIMEOUT_CODES.has(code))) return { status: 'timeout', message: `no answer from ${host} in time` };
+  const known = codes.find((code) => NETWORK_ERRORS[code]);
+  if (known) return { status: 'error', message: `could not reach ${host}: ${NETWORK_ERRORS[known]} (${known})` };
+  const first = chain[0];
+  const detail = first ? (first.message.split('\n')[0] ?? '').slice(0, 200) || first.name : String(err).slice(0, 200);
+  return { status: 'error', message: `request to ${host} failed: ${detail}` };
+}
+
+/** Reads at most `max` bytes of a body; null when it is larger. */
+async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > max) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Runs agents' HTTP tools: fills the request from the model's arguments, keeps it to the tool's
+ * allowed hosts and away from private addresses (checked on the connection's own DNS answer, on
+ * every redirect hop), enforces the per-minute budget, a timeout and a response-size cap, and
+ * returns the outcome with the secret redacted. Tool-side failures are outcomes, never throws;
+ * `run` throws only when the rate limiter cannot be asked (a 503 `AppError` from Redis).
+ */
+export class ToolRunner {
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly maxResultChars: number;
+  private readonly maxRedirects: number;
+  /** Checks every resolved address before connecting. */
+  private readonly guarded: Agent;
+  /** For the tool's own host when it is listed explicitly: internal services the user opted into. */
+  private readonly direct: Agent;
+
+  constructor(
+    private readonly limiter: ToolRateLimiter,
+    options: ToolRunnerOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? 1024 * 1024;
+    this.maxResultChars = options.maxResultChars ?? 4_000;
+    this.maxRedirects = options.maxRedirects ?? 3;
+    this.guarded = new Agent({ connect: { timeout: this.timeoutMs, lookup: guardedLookup } });
+    this.direct = new Agent({ connect: { timeout: this.timeoutMs } });
+  }
+
+  async run(call: ToolCall): Promise<ToolOutcome> {
+    const started = performance.now();
+    const redact = redactor(call.secret);
+    const outcome = (status: ToolCallStatus, result: string, httpStatus?: number): ToolOutcome => ({
+      status,
+      result: truncate(redact(result), this.maxResultChars),
+      ...(httpStatus === undefined ? {} : { http_status: httpStatus }),
+      duration_ms: Math.round(performance.now() - started),
+    });
+
+    const { tool } = call;
+    const prepared = prepare(tool, call.args);
+    if ('error' in prepared) return outcome('error', prepared.error);
+    const policy = hostPolicy(tool, prepared.url);
+    const first = checkHop(prepared.url, policy);
+    if ('denied' in first) return outcome('denied', first.denied);
+
+    // Checked after the cheap refusals, so calls that could never be made do not spend the budget.
+    if (!(await this.limiter.take(`${call.projectId}:${call.agentId}:${tool.id}`, tool.rate_per_min))) {
+      return outcome('rate_limited', `this tool may be called ${tool.rate_per_min} times per minute; the budget is spent, try again in a minute`);
+    }
+    if (call.signal?.aborted) return outcome('error', 'the call was cancelled');
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error('tool call timed out'));
+    }, this.timeoutMs);
+    const cancel = (): void => controller.abort(call.signal?.reason);
+    call.signal?.addEventListener('abort', cancel, { once: true });
+
+    const origin = prepared.url.origin;
+    let { url, method, body } = prepared;
+    let exempt = first.exempt;
+    try {
+      for (let hop = 0; ; hop += 1) {
+        const headers: Record<string, string> = { accept: ACCEPT, 'user-agent': USER_AGENT };
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        // The secret goes to the tool's own origin only, never to where a redirect points elsewhere.
+        if (call.secret !== null && url.origin === origin) headers[(tool.auth_header || 'Authorization').toLowerCase()] = call.secret;
+
+        const response = await request(url, {
+          dispatcher: exempt ? this.direct : this.guarded,
+          method,
+          headers,
+          body,
+          signal: controller.signal,
+          maxRedirections: 0,
+        });
+        const location = response.headers.location;
+        const target = Array.isArray(location) ? location[0] : location;
+        if (REDIRECTS.has(response.statusCode) && target) {
+          await response.body.dump();
+          if (hop >= this.maxRedirects) return outcome('error', `more than ${this.maxRedirects} redirects`, response.statusCode);
+          let next: URL;
+          try {
+            next = new URL(target, url);
+          } catch {
+            return outcome('error', `redirect to an invalid URL`, response.statusCode);
+          }
+          const check = checkHop(next, policy);
+          if ('denied' in check) return outcome('denied', `redirected: ${check.denied}`, response.statusCode);
+          if (response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+          }
+          url = next;
+          exempt = check.exempt;
+          continue;
+        }
+
+        const declared = Number(response.headers['content-length']);
+        const content = declared > this.maxResponseBytes ? null : await readCapped(response.body, this.maxResponseBytes);
+        if (content === null) {
+          response.body.destroy();
+          return outcome('error', `response larger than ${this.maxResponseBytes} bytes`, response.statusCode);
+        }
+        if (response.statusCode >= 200 && response.statusCode < 300) return outcome('ok', content, response.statusCode);
+        return outcome('error', `HTTP ${response.statusCode}${content ? `: ${content}` : ''}`, response.statusCode);
+      }
+    } catch (err) {
+      if (timedOut) return outcome('timeout', `no complete answer within ${this.timeoutMs} ms`);
+      if (call.signal?.aborted) return outcome('error', 'the call was cancelled');
+      const failure = classifyFailure(err, normalizeHost(url.hostname));
+      return outcome(failure.status, failure.message);
+    } finally {
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', cancel);
+    }
+  }
+
+  /** Closes the runner's connection pools. The rate limiter belongs to the caller, who closes it. */
+  async close(): Promise<void> {
+    await Promise.all([this.guarded.close(), this.direct.close()]);
+  }
+}
