@@ -1,4 +1,4 @@
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one process. Each runtime owns its registry, so tests never collide. */
 export class Metrics {
@@ -6,6 +6,9 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly queueJobs: Gauge<'queue' | 'state'>;
   readonly outboxPending: Gauge;
+  readonly chatTurns: Histogram<'status'>;
+  readonly toolCalls: Counter<'status'>;
+  readonly modelTokens: Counter<'direction'>;
 
   private readonly httpChildren = new Map<string, { observe(value: number): void }>();
 
@@ -20,6 +23,14 @@ export class Metrics {
     child.observe(seconds);
   }
 
+  /** Records one chat turn: its outcome, server time, tool calls and model tokens. */
+  observeTurn(turn: { status: string; seconds: number; toolCalls: readonly string[]; tokensIn: number; tokensOut: number }): void {
+    this.chatTurns.labels(turn.status).observe(turn.seconds);
+    for (const status of turn.toolCalls) this.toolCalls.labels(status).inc();
+    if (turn.tokensIn > 0) this.modelTokens.labels('in').inc(turn.tokensIn);
+    if (turn.tokensOut > 0) this.modelTokens.labels('out').inc(turn.tokensOut);
+  }
+
   constructor(collect: { queueDepths: () => Promise<Array<Record<string, number | string>>>; outbox: () => Promise<number> }) {
     collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
     this.httpDuration = new Histogram({
@@ -27,6 +38,25 @@ export class Metrics {
       help: 'HTTP request latency by route template and status (its _count is the request count)',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.chatTurns = new Histogram({
+      name: 'cairn_chat_turn_duration_seconds',
+      help: 'Server time of agent chat turns by outcome (ok, escalated, blocked, failed)',
+      labelNames: ['status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.toolCalls = new Counter({
+      name: 'cairn_tool_calls_total',
+      help: 'Agent tool calls by status (ok, error, timeout, denied, rate_limited, limit_exceeded)',
+      labelNames: ['status'],
+      registers: [this.registry],
+    });
+    this.modelTokens = new Counter({
+      name: 'cairn_model_tokens_total',
+      help: 'Language-model tokens of chat turns, in and out',
+      labelNames: ['direction'],
       registers: [this.registry],
     });
     this.queueJobs = new Gauge({

@@ -31,7 +31,9 @@ export function jsonBody(limitBytes: number): Middleware {
         throw payloadTooLarge(`The request body is over the limit of ${limitBytes} bytes.`);
       }
       if (e.status === 415) throw unsupportedMediaType(`Unsupported body encoding: ${e.message ?? 'unknown'}.`);
-      throw badRequest('malformed_json', `The request body is not valid JSON: ${e.message ?? 'parse error'}.`);
+      // the parser's message quotes the body, which may hold a secret: say only where it broke
+      const position = /position (\d+)/.exec(e.message ?? '')?.[1];
+      throw badRequest('malformed_json', `The request body is not valid JSON${position !== undefined ? ` (error at character ${position})` : ''}.`);
     }
     return next();
   };

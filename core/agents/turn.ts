@@ -70,6 +70,15 @@ export interface Trace {
   timings_ms: TurnTimings;
 }
 
+/** What metrics learn of a finished turn. */
+export interface TurnOutcome {
+  status: RunStatus;
+  seconds: number;
+  toolCalls: string[];
+  tokensIn: number;
+  tokensOut: number;
+}
+
 /** A turn ready to run: its agent is loaded and its request checked. */
 export interface PreparedTurn {
   streamMode: StreamMode;
@@ -97,7 +106,6 @@ const ALLOWED: Verdict = { allowed: true, risk: 0, checks: [], failed_open: fals
 /** One chat turn in progress: what it has done so far, which becomes the trace and the run. */
 class Turn {
   readonly runId = newId();
-  readonly started = performance.now();
   readonly createdAt = nowMs();
   plan: string[] = [];
   flowPath: string[] = [];
@@ -132,6 +140,8 @@ class Turn {
     readonly message: string,
     readonly turnNumber: number,
     readonly instructions: string,
+    /** When the turn was opened (its agent loaded): the start of its server time. */
+    readonly started: number,
   ) {}
 
   /** Runs `work`, adding its time to one of the timings. */
@@ -182,6 +192,7 @@ export class ChatTurns {
     private readonly secrets: Secrets,
     private readonly extraction: RecordExtraction,
     private readonly log: Logger,
+    private readonly observe: (turn: TurnOutcome) => void = () => undefined,
   ) {}
 
   /**
@@ -191,11 +202,12 @@ export class ChatTurns {
    * guardrails on, the answer is held back until it has been checked, then sent at once.
    */
   async open(projectId: string, agentName: string, input: ChatInput): Promise<PreparedTurn> {
+    const started = performance.now();
     const agent = await this.agents.load(projectId, agentName);
     if (!input.messages.some((m) => m.role === 'user')) {
       throw badRequest('validation_failed', 'A chat turn needs at least one message with role user.', [{ path: '/messages', message: 'has no user message' }]);
     }
-    return { streamMode: agent.view.stream_mode, run: (onText) => this.chat(agent, input, onText) };
+    return { streamMode: agent.view.stream_mode, run: (onText) => this.chat(agent, input, started, onText) };
   }
 
   /** A project's runs of an agent, newest first. */
@@ -212,14 +224,14 @@ export class ChatTurns {
     return runDetail(row);
   }
 
-  private async chat(agent: LoadedAgent, input: ChatInput, onText?: (delta: string) => void): Promise<ChatResponse> {
+  private async chat(agent: LoadedAgent, input: ChatInput, started: number, onText?: (delta: string) => void): Promise<ChatResponse> {
     const projectId = agent.projectId;
     const conversationId = input.conversation_id ?? newId();
     const history = input.conversation_id !== undefined ? await this.runRows.conversation(projectId, agent.view.id, conversationId, CONTEXT_TURNS) : [];
     const system = input.messages.filter((m) => m.role === 'system').map((m) => m.content);
     const instructions = [agent.view.instructions, ...system].filter((s) => s.trim() !== '').join('\n\n');
     const latest = [...input.messages].reverse().find((m) => m.role === 'user');
-    const turn = new Turn(agent, conversationId, input, latest?.content ?? '', history.length + 1, instructions);
+    const turn = new Turn(agent, conversationId, input, latest?.content ?? '', history.length + 1, instructions, started);
     for (const past of history) {
       for (const m of JSON.parse(past.input) as ChatMessage[]) if (m.role !== 'system') turn.messages.push({ role: m.role, content: m.content });
       turn.messages.push({ role: 'assistant', content: past.answer });
@@ -360,11 +372,11 @@ export class ChatTurns {
    */
   private async modelLoop(turn: Turn, instructions: string, offered: ToolDefinition[], onText?: (delta: string) => void): Promise<void> {
     const cap = turn.agent.view.tool_policy.maxCallsPerTurn;
-    for (const t of offered) if (!turn.availableTools.includes(t.name)) turn.availableTools.push(t.name);
     let capped = false;
     // each round makes at least one call, so the cap bounds the rounds
     for (let round = 0; round <= cap + 1; round += 1) {
       const tools = capped || this.callsMade(turn) >= cap ? [] : offered;
+      for (const t of tools) if (!turn.availableTools.includes(t.name)) turn.availableTools.push(t.name);
       turn.plan.push(tools.length > 0 ? 'llm:tools' : 'llm');
       const reply = await this.callModel(turn, instructions, tools, onText);
       if (reply.toolCalls.length === 0 || tools.length === 0) {
@@ -420,7 +432,9 @@ export class ChatTurns {
     if (!(last?.role === 'assistant' && last.tool_calls?.some((c) => c.id === call.id))) {
       turn.messages.push({ role: 'assistant', content: '', tool_calls: [call] });
     }
-    turn.messages.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: `[${outcome.status}] ${outcome.result}` });
+    // a result goes as the tool sent it, so the models can read a JSON one as JSON; a call that did not succeed says why
+    const content = outcome.status === 'ok' ? outcome.result : `[${outcome.status}] ${outcome.result}`;
+    turn.messages.push({ role: 'tool', tool_call_id: call.id, name: call.name, content });
   }
 
   /** Walks the agent's flow from its start node, at most `FLOW_LIMITS.steps` steps. */
@@ -606,6 +620,7 @@ export class ChatTurns {
     }
     response.trace.timings_ms.persistence = round(performance.now() - start);
     response.trace.timings_ms.total = round(performance.now() - turn.started);
+    this.observe({ status: turn.status, seconds: response.trace.timings_ms.total / 1000, toolCalls: turn.toolCalls.map((c) => c.status), tokensIn: turn.tokensIn, tokensOut: turn.tokensOut });
     return response;
   }
 }

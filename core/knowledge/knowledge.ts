@@ -331,14 +331,17 @@ export class Knowledge {
     const pool = Math.max(topK * 4, 40);
     const lists: string[][] = [];
     const scores = new Map<string, number>();
-    if (mode !== 'keyword') {
-      const dense = await this.dense(projectId, bases, input.query, filter, pool);
+    // the query is embedded (off the main thread) while the keyword pass runs
+    const densePass = mode !== 'keyword' ? this.dense(projectId, bases, input.query, filter, pool) : null;
+    densePass?.catch(() => undefined);
+    const known = new Map<string, ChunkWithDocument>();
+    const keyword = mode !== 'dense' ? await this.keyword.search(projectId, bases, input.query, filter, pool) : null;
+    if (densePass) {
+      const dense = await densePass;
       lists.push(dense.map((m) => m.id));
       if (mode === 'dense') for (const m of dense) scores.set(m.id, m.score);
     }
-    const known = new Map<string, ChunkWithDocument>();
-    if (mode !== 'dense') {
-      const keyword = await this.keyword.search(projectId, bases, input.query, filter, pool);
+    if (keyword) {
       lists.push(keyword.map((m) => m.chunk.id));
       for (const m of keyword) {
         known.set(m.chunk.id, m.chunk);

@@ -17,3 +17,13 @@ export function notes(count: number, first: number): string[] {
     [pick(SUBJECTS), pick(VERBS), pick(OBJECTS), pick(PLACES), pick(TIMES), pick(REASONS), `(ticket ${first + i})`].filter(Boolean).join(' '),
   );
 }
+
+/** A seeded Markdown handbook: `sections` sections of three paragraphs of notes, about 1.4 KB a section. */
+export function handbook(n: number, sections = 10): string {
+  const parts = [`# Handbook ${n}`];
+  for (let s = 0; s < sections; s++) {
+    parts.push(`## Section ${s} of handbook ${n}`);
+    for (let p = 0; p < 3; p++) parts.push(notes(4, n * 1000 + s * 10 + p * 4).join('. ') + '.');
+  }
+  return `${parts.join('\n\n')}\n`;
+}

@@ -8,7 +8,7 @@ import { CHUNKING } from '../../core/knowledge/knowledge.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { Api, childEnv, latency, migrateProduction, startChild, stopChild, timed, type Latency, type ProfileName } from './children.js';
-import { notes } from './corpus.js';
+import { handbook, notes } from './corpus.js';
 
 // Knowledge (`npm run bench:knowledge`): documents ingested end to end (HTTP upload → outbox →
 // queue → read, chunk, embed, index → ready) against the raw embedder's throughput on the same
@@ -31,21 +31,10 @@ if (!['embedded', 'production'].includes(PROFILE) || ![DOCUMENTS, QUERIES, CONCU
   process.exit(2);
 }
 const KB = 'bench-knowledge';
-const SECTIONS = 10;
 const TOP_K = 5;
 const RAW_CHUNKS = 640;
 const TARGET = { p50: 20, p99: 60 };
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
-
-/** A seeded Markdown document: sections of paragraphs of notes, about 14 KB. */
-function document(n: number): string {
-  const parts = [`# Handbook ${n}`];
-  for (let s = 0; s < SECTIONS; s++) {
-    parts.push(`## Section ${s} of handbook ${n}`);
-    for (let p = 0; p < 3; p++) parts.push(notes(4, n * 1000 + s * 10 + p * 4).join('. ') + '.');
-  }
-  return `${parts.join('\n\n')}\n`;
-}
 
 async function rawEmbedder(texts: string[]): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
@@ -59,7 +48,7 @@ async function rawEmbedder(texts: string[]): Promise<number> {
 
 async function main(): Promise<void> {
   process.stdout.write(`Cairn knowledge — node ${process.version}, ${os.cpus().length} cores; ${PROFILE} profile, ${DOCUMENTS} documents, ${CONCURRENCY} uploads in flight, ${QUERIES} queries per mode\n`);
-  const docs = Array.from({ length: DOCUMENTS }, (_, n) => document(n));
+  const docs = Array.from({ length: DOCUMENTS }, (_, n) => handbook(n));
   const megabytes = docs.reduce((sum, d) => sum + Buffer.byteLength(d), 0) / 1e6;
   const sample = docs.flatMap((d) => chunkText(d, { size: CHUNKING.size, overlap: CHUNKING.overlap, markdown: true }).map((c) => (c.heading ? `${c.heading}\n${c.text}` : c.text))).slice(0, RAW_CHUNKS);
   const raw = await rawEmbedder(sample);
