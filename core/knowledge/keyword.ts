@@ -20,6 +20,8 @@ interface BaseIndex {
   revision: number;
   index: MiniSearch;
   chunks: Map<string, ChunkWithDocument>;
+  /** In how many chunks each term occurs. */
+  documentFrequency: Map<string, number>;
 }
 
 /** Keyword indexes kept in memory at once; the least recently used goes first. */
@@ -32,6 +34,13 @@ const MAX_CACHED = 32;
  */
 const MIN_MATCH = 0.4;
 
+/**
+ * Terms in more than this share of a base's chunks are left out of its keyword queries. In
+ * BM25's own idf, log((N − df + 0.5) / (df + 0.5)), such a term weighs nothing or less: it tells
+ * no passage apart, yet scoring it walks most of the index.
+ */
+const MAX_DOCUMENT_SHARE = 0.5;
+
 const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
 
 /** The distinct search terms of a query, as the index sees them. */
@@ -41,7 +50,7 @@ export function queryTerms(query: string): string[] {
 
 /**
  * BM25 keyword search over chunk text (MiniSearch), keeping passages that contain at least 40%
- * of the query's terms; one in-memory index per knowledge base built
+ * of the query's terms (those in at most half the base's chunks); one in-memory index per knowledge base built
  * from its chunks in the database. Each process keeps its own; the base's `revision` (bumped by
  * every change to its chunks) tells a process when to rebuild, so every API process answers
  * from the same data as the database.
@@ -60,11 +69,12 @@ export class KeywordIndexes {
     limit: number,
   ): Promise<Array<{ chunk: ChunkWithDocument; score: number }>> {
     const accept = chunkPredicate(filter);
-    const terms = queryTerms(query);
-    const needed = Math.max(1, Math.ceil(terms.length * MIN_MATCH));
     const found: Array<{ chunk: ChunkWithDocument; score: number }> = [];
     for (const base of bases) {
-      const { index, chunks } = await this.indexOf(projectId, base);
+      const { index, chunks, documentFrequency } = await this.indexOf(projectId, base);
+      const terms = queryTerms(query).filter((t) => (documentFrequency.get(t) ?? 0) <= chunks.size * MAX_DOCUMENT_SHARE);
+      if (terms.length === 0) continue;
+      const needed = Math.max(1, Math.ceil(terms.length * MIN_MATCH));
       for (const hit of index.search(terms.join(' '), { combineWith: 'OR', boost: { heading: 0.5 } })) {
         if (new Set(hit.queryTerms).size < needed) continue;
         const chunk = chunks.get(hit.id as string);
@@ -107,7 +117,11 @@ export class KeywordIndexes {
     const rows = await this.rows.chunksOfBase(projectId, kbId);
     const index = new MiniSearch({ fields: ['text', 'heading'], idField: 'id', processTerm: keywordTerm });
     index.addAll(rows.map((r) => ({ id: r.id, text: r.text, heading: r.heading ?? '' })));
-    return { revision, index, chunks: new Map(rows.map((r) => [r.id, r])) };
+    const documentFrequency = new Map<string, number>();
+    for (const r of rows) {
+      for (const term of queryTerms(`${r.text} ${r.heading ?? ''}`)) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+    }
+    return { revision, index, chunks: new Map(rows.map((r) => [r.id, r])), documentFrequency };
   }
 }
 

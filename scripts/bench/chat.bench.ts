@@ -15,6 +15,8 @@ const { values: args } = parseArgs({
     documents: { type: 'string', default: '450' },
     turns: { type: 'string', default: '300' },
     concurrency: { type: 'string', default: '4' },
+    // keeps the embedded profile's files: a second run with the same dir skips the ingestion
+    'data-dir': { type: 'string' },
   },
 });
 const PROFILE = args.profile as ProfileName;
@@ -37,12 +39,17 @@ interface Turn {
   trace: { timings_ms: Record<(typeof STAGES)[number], number>; plan: string[] };
 }
 
-/** Ingests the handbooks into a fresh base and waits until all are ready; the chunk count. */
+/** Ingests the handbooks into a fresh base (unless a kept one holds them all) and waits until all are ready; the chunk count. */
 async function seed(api: Api): Promise<number> {
-  await api.call('DELETE', `/v1/knowledge/${KB}`, undefined, [404]);
-  await api.call('POST', '/v1/knowledge', { name: KB });
+  const existing = await api.call('GET', `/v1/knowledge/${KB}`, undefined, [404]);
   const started = performance.now();
   let next = 0;
+  if (existing.document_count === DOCUMENTS) {
+    next = DOCUMENTS;
+  } else {
+    await api.call('DELETE', `/v1/knowledge/${KB}`, undefined, [404]);
+    await api.call('POST', '/v1/knowledge', { name: KB });
+  }
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < DOCUMENTS) {
@@ -73,7 +80,9 @@ async function seed(api: Api): Promise<number> {
 async function main(): Promise<void> {
   process.stdout.write(`Cairn chat (P4) — node ${process.version}, ${os.cpus().length} cores; ${PROFILE} profile, ${DOCUMENTS} documents, ${TURNS} turns\n`);
   if (PROFILE === 'production') await migrateProduction();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const kept = args['data-dir'];
+  const dataDir = kept ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  fs.mkdirSync(dataDir, { recursive: true });
   const child = await startChild('cairn', 'cairn', childEnv(PROFILE, dataDir, 'warn', { LOCAL_MODEL_DIR: localModelDir }));
   try {
     const api = new Api(child);
@@ -116,10 +125,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\ntarget: server p50 ≤ ${TARGET.p50} ms → ${server.total!.p50 <= TARGET.p50 ? 'met' : 'missed'}\n`);
     process.stdout.write(`\n${JSON.stringify({ bench: 'chat', node: process.version, cores: os.cpus().length, profile: PROFILE, documents: DOCUMENTS, chunks, turns: TURNS, cited, server, http, targets: TARGET })}\n`);
     await api.call('DELETE', `/v1/agents/${AGENT}`);
-    await api.call('DELETE', `/v1/knowledge/${KB}`);
+    if (!kept) await api.call('DELETE', `/v1/knowledge/${KB}`);
   } finally {
     await stopChild(child.proc);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!kept) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
