@@ -49,4 +49,12 @@ describe('config', () => {
     expect(loadConfig({ SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }).secretsKey).to.have.length(32);
     expect(() => loadConfig({ SECRETS_KEY: Buffer.alloc(16).toString('base64') })).to.throw(ConfigError, /SECRETS_KEY/);
   });
+
+  it('takes GUARDRAIL_MODEL as a remote model only, and TOOL_TIMEOUT_MS within bounds', () => {
+    expect(loadConfig({}).guardrailModel).to.equal(null);
+    expect(loadConfig({ GUARDRAIL_MODEL: 'openai/guard' }).guardrailModel).to.equal('openai/guard');
+    expect(() => loadConfig({ GUARDRAIL_MODEL: 'local' })).to.throw(ConfigError, /GUARDRAIL_MODEL/);
+    expect(loadConfig({}).toolTimeoutMs).to.equal(10_000);
+    expect(() => loadConfig({ TOOL_TIMEOUT_MS: '5' })).to.throw(ConfigError, /TOOL_TIMEOUT_MS/);
+  });
 });
