@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { Runtime } from '../lib/runtime.js';
-import { requireAdmin, requireApiKey } from './middleware/auth.js';
+import { requireAdmin, requireApiKey, requireIdToken } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
@@ -18,6 +18,8 @@ import { usageRoutes } from './routes/usage.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { agentRoutes } from './routes/agents.routes.js';
 import { secretRoutes } from './routes/secrets.routes.js';
+import { projectRoutes } from './routes/project.routes.js';
+import { registryRoutes } from './routes/registry.routes.js';
 
 const ROUTES = Symbol('cairn.routes');
 
@@ -35,6 +37,7 @@ export function createApp(runtime: Runtime): Koa {
   const guards: Record<RouteAuth, Middleware> = {
     token: requireApiKey(runtime.apiKeys),
     admin: requireAdmin(runtime.config.adminToken),
+    oidc: requireIdToken(runtime.oidc),
     none: (_ctx, next) => next(),
   };
   const options = { bodyLimitBytes: runtime.config.bodyLimitBytes };
@@ -54,6 +57,8 @@ export function createApp(runtime: Runtime): Koa {
     ...knowledgeRoutes(deps),
     ...agentRoutes(deps),
     ...secretRoutes(deps),
+    ...projectRoutes(deps),
+    ...registryRoutes(deps),
     ...(board ? [] : [queueDepthRoute(runtime)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);

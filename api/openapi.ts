@@ -35,7 +35,7 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
           r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description },
         ]),
       ),
-      security: route.auth === 'token' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : [],
+      security: route.auth === 'token' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'oidc' ? [{ idToken: [] }] : [],
     };
     if (route.body) {
       const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema: route.body } };
@@ -66,6 +66,7 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        idToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An OIDC ID token (registry paths, /projects/…)' },
       },
     },
     paths,

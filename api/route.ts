@@ -6,8 +6,8 @@ import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
 import { jsonBody } from './middleware/body.js';
 import { multipartBody, type UploadedFile } from './middleware/multipart.js';
 
-/** How a route authenticates its caller. */
-export type RouteAuth = 'token' | 'admin' | 'none';
+/** How a route authenticates its caller (`oidc`: a registry path's OIDC ID token). */
+export type RouteAuth = 'token' | 'admin' | 'oidc' | 'none';
 
 export interface ResponseSpec {
   description: string;

@@ -10,6 +10,7 @@ import * as memories from './migrations/0008_memories.js';
 import * as usage from './migrations/0009_usage.js';
 import * as knowledge from './migrations/0010_knowledge.js';
 import * as agents from './migrations/0011_agents.js';
+import * as registry from './migrations/0012_registry.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -24,6 +25,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0009_usage', usage],
   ['0010_knowledge', knowledge],
   ['0011_agents', agents],
+  ['0012_registry', registry],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -211,6 +211,9 @@ export function loadConfig(env: Env = process.env): Config {
     retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),
   };
 
+  if (config.oidc.audience === null && (config.oidc.issuer !== null || config.oidc.jwksUrl !== null)) {
+    problems.push('OIDC_AUDIENCE must be set with OIDC_ISSUER or OIDC_JWKS_URL: ID tokens are accepted only when issued for this client');
+  }
   if (config.oidc.audience !== null && config.oidc.issuer === null && config.oidc.jwksUrl === null) {
     problems.push('OIDC_AUDIENCE is set but neither OIDC_ISSUER nor OIDC_JWKS_URL is');
   }

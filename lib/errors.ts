@@ -60,6 +60,8 @@ export function registryCode(status: number): string {
       return 'forbidden';
     case 404:
       return 'not_found';
+    case 405:
+      return 'invalid_argument';
     case 409:
       return 'conflict';
     case 429:

@@ -41,6 +41,10 @@ import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } fro
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
 import { Secrets, secretsKey } from '../core/secrets.js';
+import { ProjectSpecs } from '../core/project/project-specs.js';
+import { OidcVerifier } from '../core/registry/identity.js';
+import { Registry } from '../core/registry/registry.js';
+import { RegistryRepository } from '../db/repositories/registry.repository.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
@@ -99,7 +103,13 @@ export class Runtime {
   readonly agents: Agents;
   /** Chat turns and their runs. */
   readonly chat: ChatTurns;
+  /** Export and apply of a project's whole configuration as one spec document. */
+  readonly projectSpecs: ProjectSpecs;
   readonly toolRunner: ToolRunner;
+  /** Verifies the OIDC ID tokens registry paths take. */
+  readonly oidc: OidcVerifier;
+  /** Published project versions, their owners and members. */
+  readonly registry: Registry;
   private readonly toolLimiter: ToolRateLimiter;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
@@ -125,6 +135,7 @@ export class Runtime {
       usage: new UsageRepository(db),
       knowledge: new KnowledgeRepository(db),
       agents: new AgentsRepository(db),
+      registry: new RegistryRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
@@ -145,6 +156,15 @@ export class Runtime {
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
     this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
     this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels);
+    this.projectSpecs = new ProjectSpecs({
+      agents: this.agents,
+      knowledge: this.knowledge,
+      schemas: this.schemas,
+      indexes: this.indexes,
+      secrets: this.secrets,
+      languageModels: this.languageModels,
+      embedders: this.embedders,
+    });
     // production: one budget per tool across every API process
     const limiter: ToolRateLimiter = config.profile === 'production' ? new RedisToolRateLimiter(config.redisUrl as string, `${config.queuePrefix}:tool-rate`) : new MemoryToolRateLimiter();
     this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs });
@@ -154,6 +174,8 @@ export class Runtime {
     this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.secrets, this.extraction, log.child({ component: 'chat' }), (turn) =>
       this.metrics.observeTurn(turn),
     );
+    this.oidc = new OidcVerifier(config.oidc, log.child({ component: 'oidc' }));
+    this.registry = new Registry(this.repositories.registry);
     this.metrics = new Metrics({
       queueDepths: async () => (await queue.depths()) as unknown as Array<Record<string, number | string>>,
       outbox: () => this.repositories.outbox.countPending(),

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { ApiKeys } from '../../core/api-keys.js';
+import type { OidcVerifier } from '../../core/registry/identity.js';
 import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors.js';
 import { requestLog } from './request-context.js';
 
@@ -26,6 +27,30 @@ export function requireApiKey(apiKeys: ApiKeys): Middleware {
     }
     if (!principal) throw unauthorized('Invalid API key.', 'invalid_api_key');
     ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/**
+ * Registry paths: `Authorization: Bearer <ID_TOKEN>`, an OIDC ID token; puts the caller in
+ * `ctx.state.caller`. A project API key is refused here, as is any other scheme.
+ */
+export function requireIdToken(verifier: OidcVerifier): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.get('authorization');
+    const missing = verifier.missingConfiguration();
+    const refuse = (message: string) =>
+      new AppError(401, 'unauthenticated', message, undefined, { 'WWW-Authenticate': 'Bearer realm="cairn-registry"' });
+    if (missing !== null) throw refuse(missing);
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) {
+      if (header === '') throw refuse('Missing credentials: registry operations take an OIDC ID token, sent as "Authorization: Bearer <ID_TOKEN>".');
+      if (/^Token\s/i.test(header)) {
+        throw refuse('Registry operations do not take project API keys: send an OIDC ID token as "Authorization: Bearer <ID_TOKEN>".');
+      }
+      throw refuse('Malformed Authorization header: expected "Bearer <ID_TOKEN>".');
+    }
+    ctx.state.caller = await verifier.verify(match[1] as string);
     await next();
   };
 }

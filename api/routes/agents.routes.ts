@@ -94,7 +94,8 @@ const FLOW = {
   description: `Nodes keyed by id, each {type, next?}; types ${FLOW_NODE_TYPES.join(', ')}. A turn takes at most ${FLOW_LIMITS.steps} steps. null removes the flow.`,
 } as const;
 
-const AGENT_FIELDS = {
+/** Settable agent fields (create, PATCH, project specs). */
+export const AGENT_FIELDS = {
   name: { type: 'string', pattern: AGENT_NAME },
   instructions: { type: 'string', maxLength: 32_768 },
   model: { type: 'string', minLength: 1, maxLength: 128, description: 'local (default), cohere/<model> or openai/<model>.' },
@@ -118,7 +119,8 @@ const PARAMETERS = {
   description: 'JSON Schema of the call arguments: {type: "object", properties, required}.',
 } as const;
 
-const TOOL_FIELDS = {
+/** Tool fields (create, PATCH, project specs). */
+export const TOOL_FIELDS = {
   name: { type: 'string', pattern: TOOL_NAME },
   description: { type: 'string', maxLength: 2048 },
   http: {
@@ -142,7 +144,8 @@ const TOOL_FIELDS = {
   },
 } as const;
 
-const RULE_FIELDS = {
+/** Rule fields (create, PATCH, project specs). */
+export const RULE_FIELDS = {
   rule_type: { type: 'string', enum: [...RULE_TYPES] },
   condition: { type: 'string', minLength: 1, maxLength: 4096, description: 'CEL over message, messages, turn, user_id, metadata, e.g. message.lowerAscii().contains("refund").' },
   action: { type: 'string', maxLength: 4096, description: 'escalation: the message shown; response: the answer; ui_action: the action name; block: the refusal.' },

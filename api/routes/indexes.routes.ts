@@ -35,12 +35,14 @@ const INDEX_VIEW = {
 
 const show = (v: IndexView) => ({ ...v, created_at: iso(v.created_at), updated_at: iso(v.updated_at) });
 
-const PROTECTION: JsonSchema = {
+/** `deletion_protection` in requests. */
+export const PROTECTION: JsonSchema = {
   enum: ['enabled', 'disabled', true, false],
   description: '"enabled" (or true) refuses DELETE of the index.',
 };
 
-const TAGS: JsonSchema = {
+/** Index tags in requests. */
+export const TAGS: JsonSchema = {
   type: 'object',
   maxProperties: INDEX_LIMITS.maxTags,
   propertyNames: { minLength: 1, maxLength: 80 },

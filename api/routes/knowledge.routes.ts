@@ -72,6 +72,16 @@ const SEARCH_PROPS = {
   rerank: { type: 'boolean', default: false, description: 'Rerank the fused candidates with Cohere (needs COHERE_API_KEY).' },
 } as const;
 
+/** Knowledge base fields on create (and in project specs). */
+export const KNOWLEDGE_FIELDS = {
+  name: { type: 'string', pattern: KNOWLEDGE_NAME },
+  instructions: { type: 'string', maxLength: 16_384 },
+  model: { type: 'string', minLength: 1, maxLength: 128, description: 'local (default), cohere/<model> or openai/<model>.' },
+  embed_model: { type: 'string', minLength: 1, maxLength: 128, description: 'Default local/all-MiniLM-L6-v2.' },
+  chunk_size: { type: 'integer', minimum: CHUNKING.minSize, maximum: CHUNKING.maxSize, description: `Characters; default ${CHUNKING.size}.` },
+  chunk_overlap: { type: 'integer', minimum: 0, maximum: CHUNKING.maxSize / 2, description: `Characters; default ${CHUNKING.overlap}.` },
+} as const;
+
 const showBase = (v: KnowledgeBaseView) => ({ ...v, created_at: iso(v.created_at), updated_at: iso(v.updated_at) });
 const showDocument = (v: DocumentView) => ({ ...v, created_at: iso(v.created_at), updated_at: iso(v.updated_at) });
 
@@ -100,14 +110,7 @@ export function knowledgeRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, 
       type: 'object',
       additionalProperties: false,
       required: ['name'],
-      properties: {
-        name: { type: 'string', pattern: KNOWLEDGE_NAME },
-        instructions: { type: 'string', maxLength: 16_384 },
-        model: { type: 'string', minLength: 1, maxLength: 128, description: 'local (default), cohere/<model> or openai/<model>.' },
-        embed_model: { type: 'string', minLength: 1, maxLength: 128, description: 'Default local/all-MiniLM-L6-v2.' },
-        chunk_size: { type: 'integer', minimum: CHUNKING.minSize, maximum: CHUNKING.maxSize, description: `Characters; default ${CHUNKING.size}.` },
-        chunk_overlap: { type: 'integer', minimum: 0, maximum: CHUNKING.maxSize / 2, description: `Characters; default ${CHUNKING.overlap}.` },
-      },
+      properties: KNOWLEDGE_FIELDS,
     },
     responses: { 201: { description: 'Created', schema: BASE_VIEW }, ...errors({ 409: 'The name is taken' }) },
     async handler(ctx) {

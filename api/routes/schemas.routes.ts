@@ -17,7 +17,8 @@ const TAG = 'Record schemas';
 
 const SUBSET = `A restricted JSON Schema: {"type": "object", "properties": {...}, "required"?: [...], "additionalProperties"?: false, "description"?, "title"?}. At most ${SCHEMA_LIMITS.propertiesPerSchema} properties, one level only, names matching ${PROPERTY_NAME}; each property is exactly one of {"type": "string"|"number"|"integer"|"boolean"}, {"type": "string", "enum": [strings]} or {"type": "array", "items": {"type": "string"}}, each with an optional "description". No other keywords. Every violation is listed in errors (code invalid_schema).`;
 
-const JSON_SCHEMA_IN: JsonSchema = { type: 'object', description: SUBSET };
+/** A record schema as requests send it (checked against the subset by the service). */
+export const JSON_SCHEMA_IN: JsonSchema = { type: 'object', description: SUBSET };
 
 const JSON_SCHEMA_OUT: JsonSchema = {
   type: 'object',
@@ -39,14 +40,16 @@ const JSON_SCHEMA_OUT: JsonSchema = {
   },
 };
 
-const EMBED_TEMPLATE: JsonSchema = {
+/** A version's embed template in requests. */
+export const EMBED_TEMPLATE: JsonSchema = {
   type: ['string', 'null'],
   maxLength: SCHEMA_LIMITS.embedTemplateLength,
   description:
     'Text embedded for each record, with {{field}} placeholders naming properties (arrays are joined with ", "; a line whose placeholders are all empty is dropped). Omitted or null: one "field: {{field}}" line per property.',
 };
 
-const DESCRIPTION: JsonSchema = { type: ['string', 'null'], maxLength: SCHEMA_LIMITS.descriptionLength };
+/** A version's description in requests. */
+export const DESCRIPTION: JsonSchema = { type: ['string', 'null'], maxLength: SCHEMA_LIMITS.descriptionLength };
 
 const RECORD_SCHEMA_VIEW = {
   type: 'object',

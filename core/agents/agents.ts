@@ -153,10 +153,11 @@ export interface RuleInput {
 }
 
 const GUARDRAIL_SIDE_DEFAULT: GuardrailSide = { enabled: false, failOpen: false, checks: [...GUARDRAIL_CHECKS], riskThreshold: 0.5 };
-const DEFAULT_TOOL_POLICY: ToolPolicy = { version: '1', maxCallsPerTurn: 5, allow: ['*'] };
+/** The tool policy of an agent that sets none; a partial policy is merged over it. */
+export const DEFAULT_TOOL_POLICY: ToolPolicy = { version: '1', maxCallsPerTurn: 5, allow: ['*'] };
 
 /** A guardrail side with defaults filled in: a side that is sent is enabled unless it says otherwise. */
-function side(given: Partial<GuardrailSide> | undefined): GuardrailSide {
+export function side(given: Partial<GuardrailSide> | undefined): GuardrailSide {
   if (given === undefined) return { ...GUARDRAIL_SIDE_DEFAULT };
   return {
     enabled: given.enabled ?? true,
@@ -290,6 +291,51 @@ export function validateFlow(flow: Flow): void {
     }
   }
   if (problems.length > 0) throw badRequest('invalid_flow', `The flow is not valid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, problems);
+}
+
+/** The stored fields of a tool's target (URL, method, hosts). */
+export type ToolTarget = Pick<ToolRow, 'http_url' | 'http_method' | 'allowed_hosts' | 'hosts_explicit'>;
+
+/**
+ * URL, method and hosts of a tool, `input` over `current`, checked: an http(s) URL without
+ * credentials, a known method, path parameters declared, the host allowed. Throws 400 listing all.
+ */
+export function checkToolTarget(input: ToolInput, current: ToolTarget & Pick<ToolRow, 'parameters'>): ToolTarget {
+  const url = input.http?.url ?? current.http_url;
+  const method = (input.http?.method ?? (input.http ? 'GET' : current.http_method)).toUpperCase();
+  const problems: FieldError[] = [];
+  let host = '';
+  try {
+    const parsed = new URL(url.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, 'x'));
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ path: '/http/url', message: 'must be an http or https URL' });
+    if (parsed.username !== '' || parsed.password !== '') problems.push({ path: '/http/url', message: 'must not carry credentials; use secret_ref' });
+    host = hostOf(parsed.href);
+  } catch {
+    problems.push({ path: '/http/url', message: 'must be an absolute http or https URL' });
+  }
+  if (!(HTTP_METHODS as readonly string[]).includes(method)) problems.push({ path: '/http/method', message: `must be one of ${HTTP_METHODS.join(', ')}` });
+  const parameters = parse<{ properties?: Record<string, unknown> }>(current.parameters);
+  for (const param of pathParams(url)) {
+    if (!(param in (parameters.properties ?? {}))) problems.push({ path: '/http/url', message: `{${param}} is not one of the tool's parameters` });
+  }
+  const explicit = input.allowed_hosts !== undefined ? true : input.http !== undefined ? false : Boolean(current.hosts_explicit);
+  const hosts = input.allowed_hosts !== undefined ? [...new Set(input.allowed_hosts.map((h) => h.trim().toLowerCase()))] : explicit ? parse<string[]>(current.allowed_hosts) : [host];
+  if (host !== '' && !hosts.some((h) => h === host || (h.startsWith('*.') && host.endsWith(h.slice(1))))) {
+    problems.push({ path: '/allowed_hosts', message: `must include the host of http.url (${host})` });
+  }
+  if (problems.length > 0) throw badRequest('validation_failed', `The tool is not valid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, problems);
+  return { http_url: url, http_method: method, allowed_hosts: json(hosts), hosts_explicit: explicit };
+}
+
+/** Checks a rule's action against its type: a known UI action, or non-empty text. Throws 400. */
+export function checkRuleAction(type: RuleType, action: string): void {
+  if (type === 'ui_action' && !(UI_ACTIONS as readonly string[]).includes(action)) {
+    throw badRequest('validation_failed', `A ui_action rule's action names a UI action, one of ${UI_ACTIONS.join(', ')}.`, [{ path: '/action', message: `must be one of ${UI_ACTIONS.join(', ')}` }]);
+  }
+  if (type !== 'ui_action' && action.trim() === '') {
+    const what = { escalation: 'the message shown when escalating', response: 'the fixed answer', block: 'the refusal shown', ui_action: '' }[type];
+    throw badRequest('validation_failed', `A ${type} rule's action is ${what}; it must not be empty.`, [{ path: '/action', message: 'must not be empty' }]);
+  }
 }
 
 /**
@@ -483,7 +529,7 @@ export class Agents {
     if (existing.length >= AGENT_LIMITS.rules) throw badRequest('limit_exceeded', `An agent has at most ${AGENT_LIMITS.rules} rules.`);
     compileCondition(input.condition, 'rule', '/condition');
     const action = input.action ?? '';
-    this.checkAction(input.rule_type, action);
+    checkRuleAction(input.rule_type, action);
     const now = nowMs();
     const row: RuleRow = {
       id: newId(),
@@ -513,7 +559,7 @@ export class Agents {
     const row = await this.rule(projectId, agentName, id);
     const merged = { ...row, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as RuleRow;
     if (input.condition !== undefined) compileCondition(input.condition, 'rule', '/condition');
-    this.checkAction(merged.rule_type as RuleType, merged.action);
+    checkRuleAction(merged.rule_type as RuleType, merged.action);
     const changes: Partial<RuleRow> = { ...input, updated_at: nowMs() };
     await this.rows.updateRule(projectId, row.id, changes);
     return ruleView({ ...row, ...changes });
@@ -544,16 +590,6 @@ export class Agents {
     return row;
   }
 
-  private checkAction(type: RuleType, action: string): void {
-    if (type === 'ui_action' && !(UI_ACTIONS as readonly string[]).includes(action)) {
-      throw badRequest('validation_failed', `A ui_action rule's action names a UI action, one of ${UI_ACTIONS.join(', ')}.`, [{ path: '/action', message: `must be one of ${UI_ACTIONS.join(', ')}` }]);
-    }
-    if (type !== 'ui_action' && action.trim() === '') {
-      const what = { escalation: 'the message shown when escalating', response: 'the fixed answer', block: 'the refusal shown', ui_action: '' }[type];
-      throw badRequest('validation_failed', `A ${type} rule's action is ${what}; it must not be empty.`, [{ path: '/action', message: 'must not be empty' }]);
-    }
-  }
-
   private guardrails(input: NonNullable<AgentInput['guardrails']>): GuardrailsConfig {
     return { version: input.version ?? '1', input: side(input.input), output: side(input.output) };
   }
@@ -574,33 +610,11 @@ export class Agents {
 
   /** URL, method and hosts of a tool, checked: host allowed, path parameters declared, the secret set. */
   private async toolTarget(projectId: string, input: ToolInput, current: ToolRow): Promise<Partial<ToolRow>> {
-    const url = input.http?.url ?? current.http_url;
-    const method = (input.http?.method ?? (input.http ? 'GET' : current.http_method)).toUpperCase();
-    const problems: FieldError[] = [];
-    let host = '';
-    try {
-      const parsed = new URL(url.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, 'x'));
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ path: '/http/url', message: 'must be an http or https URL' });
-      if (parsed.username !== '' || parsed.password !== '') problems.push({ path: '/http/url', message: 'must not carry credentials; use secret_ref' });
-      host = hostOf(parsed.href);
-    } catch {
-      problems.push({ path: '/http/url', message: 'must be an absolute http or https URL' });
-    }
-    if (!(HTTP_METHODS as readonly string[]).includes(method)) problems.push({ path: '/http/method', message: `must be one of ${HTTP_METHODS.join(', ')}` });
-    const parameters = parse<{ properties?: Record<string, unknown> }>(current.parameters);
-    for (const param of pathParams(url)) {
-      if (!(param in (parameters.properties ?? {}))) problems.push({ path: '/http/url', message: `{${param}} is not one of the tool's parameters` });
-    }
-    const explicit = input.allowed_hosts !== undefined ? true : input.http !== undefined ? false : Boolean(current.hosts_explicit);
-    const hosts = input.allowed_hosts !== undefined ? [...new Set(input.allowed_hosts.map((h) => h.trim().toLowerCase()))] : explicit ? parse<string[]>(current.allowed_hosts) : [host];
-    if (host !== '' && !hosts.some((h) => h === host || (h.startsWith('*.') && host.endsWith(h.slice(1))))) {
-      problems.push({ path: '/allowed_hosts', message: `must include the host of http.url (${host})` });
-    }
-    if (problems.length > 0) throw badRequest('validation_failed', `The tool is not valid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, problems);
+    const target = checkToolTarget(input, current);
     const secretRef = input.secret_ref !== undefined ? input.secret_ref : current.secret_ref;
     if (secretRef !== null && input.secret_ref !== undefined && !(await this.secrets.exists(projectId, secretRef))) {
       throw badRequest('unknown_secret', `There is no secret "${secretRef}" in this project; create it first with PUT /v1/secrets/${secretRef}.`, [{ path: '/secret_ref', message: 'no such secret' }]);
     }
-    return { http_url: url, http_method: method, allowed_hosts: json(hosts), hosts_explicit: explicit };
+    return target;
   }
 }

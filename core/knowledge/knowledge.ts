@@ -25,6 +25,16 @@ export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {
 /** Chunking defaults and bounds, in characters. */
 export const CHUNKING = { size: 1000, overlap: 150, minSize: 100, maxSize: 8000 } as const;
 
+/** A base's chunk size and overlap with defaults filled in, checked (400 unless overlap < size / 2). */
+export function chunking(input: { chunk_size?: number; chunk_overlap?: number }): { chunk_size: number; chunk_overlap: number } {
+  const size = input.chunk_size ?? CHUNKING.size;
+  const overlap = input.chunk_overlap ?? Math.min(CHUNKING.overlap, Math.floor(size / 4));
+  if (overlap >= size / 2) {
+    throw badRequest('validation_failed', `chunk_overlap (${overlap}) must be less than half of chunk_size (${size}).`, [{ path: '/chunk_overlap', message: 'must be less than chunk_size / 2' }]);
+  }
+  return { chunk_size: size, chunk_overlap: overlap };
+}
+
 /** Reciprocal rank fusion's constant (Cormack et al.): ranks beyond the first few count less. */
 const RRF_K = 60;
 
@@ -119,11 +129,7 @@ export class Knowledge {
   async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
     const model = normalizeExtractModelName(input.model ?? DEFAULT_EXTRACT_MODEL);
     const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
-    const size = input.chunk_size ?? CHUNKING.size;
-    const overlap = input.chunk_overlap ?? Math.min(CHUNKING.overlap, Math.floor(size / 4));
-    if (overlap >= size / 2) {
-      throw badRequest('validation_failed', `chunk_overlap (${overlap}) must be less than half of chunk_size (${size}).`, [{ path: '/chunk_overlap', message: 'must be less than chunk_size / 2' }]);
-    }
+    const { chunk_size: size, chunk_overlap: overlap } = chunking(input);
     const now = nowMs();
     const row: KnowledgeBaseRow = {
       id: newId(),

@@ -83,7 +83,8 @@ describe('HTTP conventions', () => {
     expect(v1.status).to.equal(404);
     expect(v1.body).to.include({ code: 'not_found' });
     expect(v1.body.detail).to.be.a('string');
-    const registry = await t.http.get('/projects/acme/app/versions');
+    // an unrouted registry path (a routed one asks for an ID token first: 401)
+    const registry = await t.http.get('/projects/acme/app/nothing-here');
     expect(registry.status).to.equal(404);
     expect(registry.body).to.have.keys('error');
     expect(registry.body.error.code).to.equal('not_found');

@@ -85,6 +85,8 @@ describe('operations endpoints', () => {
           const schema = op.requestBody?.content['application/json']?.schema;
           // a merge patch of a record's values is checked against the record's schema after merging
           if (!schema || op.requestBody?.content['application/merge-patch+json']) continue;
+          // registry paths take an OIDC ID token, not the API key: registry.test.ts checks them with one
+          if (path.startsWith('/projects/')) continue;
           expect(schema.additionalProperties, `${method} ${path}`).to.equal(false);
           const res = await t.http[method as 'post'](path.replace(/\{[^}]+\}/g, 'x'))
             .set('Authorization', token(key))
