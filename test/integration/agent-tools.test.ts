@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { json, serve, type Seen, type TestServer } from '../http-server.js';
 import supertest from 'supertest';
 import { freePort, isProduction, newProject, PROFILE, profileEnv, spawnCairn, startRuntime, token, unique, type CairnProcess, type TestRuntime } from '../helpers.js';
 import { fakeProvider, type Answer, type FakeProvider, type Received } from '../provider-server.js';
@@ -9,51 +9,6 @@ import { fakeProvider, type Answer, type FakeProvider, type Received } from '../
 // Agents' HTTP tools through the API alone: tool CRUD, calls made by the local model and by an
 // OpenAI-compatible stand-in, the host guard, the per-turn cap, secrets and rate limits.
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-interface ToolServer {
-  /** `http://127.0.0.1:PORT` */
-  base: string;
-  port: number;
-  requests: Seen[];
-  close(): Promise<void>;
-}
-
-/** A local HTTP server that counts and records every request it gets. */
-async function serve(handler: (req: Seen, res: http.ServerResponse) => void): Promise<ToolServer> {
-  const requests: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      requests.push(seen);
-      handler(seen, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    base: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-const json = (res: http.ServerResponse, status: number, value: unknown): void => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(value));
-};
 
 interface ToolCallTrace {
   tool: string;
@@ -144,7 +99,7 @@ describe(`agent tools (${PROFILE})`, function () {
   let model: FakeProvider;
   /** How the OpenAI stand-in answers, by the model name an agent names (each test its own). */
   const behaviours = new Map<string, (request: Received, count: number) => Answer>();
-  const servers: ToolServer[] = [];
+  const servers: TestServer[] = [];
 
   /** The requests the OpenAI stand-in got for one model name. */
   const modelRequests = (name: string): Received[] => model.received.filter((r) => r.body.model === name);
@@ -167,7 +122,7 @@ describe(`agent tools (${PROFILE})`, function () {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
 
-  const server = async (handler: (req: Seen, res: http.ServerResponse) => void): Promise<ToolServer> => {
+  const server = async (handler: (req: Seen, res: http.ServerResponse) => void): Promise<TestServer> => {
     const s = await serve(handler);
     servers.push(s);
     return s;

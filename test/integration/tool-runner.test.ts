@@ -1,56 +1,11 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { json, serve, type Seen, type TestServer } from '../http-server.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../../core/agents/rate-limiter.js';
 import { ToolRunner, type ToolDefinition, type ToolOutcome, type ToolRunnerOptions } from '../../core/agents/tool-runner.js';
 import { AppError } from '../../lib/errors.js';
 import { freePort, PROFILE, TEST_REDIS_URL, unique } from '../helpers.js';
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-interface TestServer {
-  /** `http://127.0.0.1:PORT` */
-  base: string;
-  port: number;
-  requests: Seen[];
-  close(): Promise<void>;
-}
-
-/** A local server that records every request it gets and answers with `handler`. */
-async function serve(handler: (req: Seen, res: http.ServerResponse) => void): Promise<TestServer> {
-  const requests: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      requests.push(seen);
-      handler(seen, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    base: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-const json = (res: http.ServerResponse, status: number, value: unknown): void => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(value));
-};
 
 /** A tool on the local test server: 127.0.0.1 listed explicitly, since loopback is refused otherwise. */
 const tool = (overrides: Partial<ToolDefinition> & Pick<ToolDefinition, 'http_url'>): ToolDefinition => ({
