@@ -70,20 +70,8 @@ export interface Flow {
   nodes: Record<string, FlowNode>;
 }
 
-export interface ToolView {
-  id: string;
-  name: string;
-  description: string;
-  http_url: string;
-  http_method: string;
-  parameters: JsonSchema;
-  auth_header: string;
-  secret_ref: string | null;
-  rate_per_min: number;
-  allowed_hosts: string[];
-  created_at: number;
-  updated_at: number;
-}
+/** A tool as the API shows it: what the runner uses, but whether its hosts were listed, plus dates. */
+export type ToolView = Omit<ToolDefinition, 'hosts_explicit'> & { created_at: number; updated_at: number };
 
 export interface RuleView {
   id: string;
@@ -170,7 +158,8 @@ export function side(given: Partial<GuardrailSide> | undefined): GuardrailSide {
 const json = (value: unknown): string => JSON.stringify(value);
 const parse = <T>(text: string): T => JSON.parse(text) as T;
 
-function toolView(row: ToolRow): ToolView {
+/** The fields a tool's view and its runner definition share. */
+function toolFields(row: ToolRow): Omit<ToolDefinition, 'hosts_explicit'> {
   return {
     id: row.id,
     name: row.name,
@@ -182,26 +171,15 @@ function toolView(row: ToolRow): ToolView {
     secret_ref: row.secret_ref,
     rate_per_min: row.rate_per_min,
     allowed_hosts: parse<string[]>(row.allowed_hosts),
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
   };
 }
 
+function toolView(row: ToolRow): ToolView {
+  return { ...toolFields(row), created_at: Number(row.created_at), updated_at: Number(row.updated_at) };
+}
+
 function toolDefinition(row: ToolRow): ToolDefinition {
-  const view = toolView(row);
-  return {
-    id: view.id,
-    name: view.name,
-    description: view.description,
-    http_url: view.http_url,
-    http_method: view.http_method,
-    parameters: view.parameters,
-    auth_header: view.auth_header,
-    secret_ref: view.secret_ref,
-    rate_per_min: view.rate_per_min,
-    allowed_hosts: view.allowed_hosts,
-    hosts_explicit: Boolean(row.hosts_explicit),
-  };
+  return { ...toolFields(row), hosts_explicit: Boolean(row.hosts_explicit) };
 }
 
 function ruleView(row: RuleRow): RuleView {
@@ -388,6 +366,11 @@ export class Agents {
     const row = await this.agent(projectId, name);
     const [tools, rules] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id])]);
     return { view: agentView(row, tools, rules), projectId, tools: tools.map(toolDefinition) };
+  }
+
+  /** An agent's id (404 when the project has no such agent), without loading its tools and rules. */
+  async idOf(projectId: string, name: string): Promise<string> {
+    return (await this.agent(projectId, name)).id;
   }
 
   async list(projectId: string, limit: number, offset: number): Promise<AgentView[]> {

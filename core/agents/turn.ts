@@ -212,14 +212,13 @@ export class ChatTurns {
 
   /** A project's runs of an agent, newest first. */
   async runs(projectId: string, agentName: string, limit: number, offset: number, conversationId?: string): Promise<RunSummary[]> {
-    const agent = await this.agents.load(projectId, agentName);
-    return (await this.runRows.listRuns(projectId, agent.view.id, limit, offset, conversationId)).map(runSummary);
+    const agentId = await this.agents.idOf(projectId, agentName);
+    return (await this.runRows.listRuns(projectId, agentId, limit, offset, conversationId)).map(runSummary);
   }
 
   /** One run with its trace; 404 when the agent has no such run. */
   async run(projectId: string, agentName: string, runId: string): Promise<RunDetail> {
-    const agent = await this.agents.load(projectId, agentName);
-    const row = await this.runRows.run(projectId, agent.view.id, runId);
+    const row = await this.runRows.run(projectId, await this.agents.idOf(projectId, agentName), runId);
     if (!row) throw notFound(`Agent "${agentName}" has no run "${runId}".`);
     return runDetail(row);
   }
