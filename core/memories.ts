@@ -5,11 +5,10 @@ import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
 import type { CollectionSpec, VectorPoint, VectorStore } from '../db/vectors/vector-store.js';
 import { envelope } from '../jobs/catalogue.js';
-import type { JobContext } from '../jobs/handlers.js';
+import { endsJob, type JobContext } from '../jobs/handlers.js';
 import { Coalescer } from '../lib/coalescer.js';
 import { badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
-import { JOB_ATTEMPTS } from '../workers/queue-driver.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embedding/embedders.js';
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
@@ -296,18 +295,20 @@ export class Memories {
   /**
    * The `memory.index` job: makes the vector match the row. A missing row removes the vector; an
    * older revision than the row's is skipped (the newer job does the work), and a row that
-   * changed or went while the vector was written is checked again after the write. Failures are retried
-   * by the queue; after the last attempt the row says `failed` with the reason.
+   * changed or went while the vector was written is checked again after the write. A transient
+   * failure (store or model unavailable) leaves the row `pending` with the error and is retried by
+   * the queue until it succeeds; a permanent one (input that can never be embedded) marks it
+   * `failed` with the reason.
    */
   async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
-    const spec = await this.collection();
     const row = await this.rows.get(projectId, memoryId);
     if (!row) {
-      await this.store.deleteByIds(spec, projectId, [memoryId]);
+      await this.store.deleteByIds(await this.collection(), projectId, [memoryId]);
       return;
     }
     if (row.revision !== revision) return;
     try {
+      const spec = await this.collection();
       const [vector] = await this.embedders.get(this.embedModel).embed([row.memory], 'document');
       await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [
         {
@@ -332,9 +333,11 @@ export class Memories {
       if (!current) await this.store.deleteByIds(spec, projectId, [memoryId]);
       else if (current.revision !== revision) await this.index(projectId, memoryId, current.revision, ctx);
     } catch (err) {
-      if (ctx.attempt >= JOB_ATTEMPTS) {
-        await this.rows.markEmbedding(projectId, memoryId, revision, 'failed', err instanceof Error ? err.message : String(err));
-      }
+      const reason = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+      const permanent = endsJob(err);
+      await this.rows.markEmbedding(projectId, memoryId, revision, permanent ? 'failed' : 'pending', reason).catch((markErr: unknown) => {
+        ctx.log.warn({ err: markErr }, 'could not record the indexing error on the row');
+      });
       throw err;
     }
   }

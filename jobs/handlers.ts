@@ -1,3 +1,5 @@
+import { UnrecoverableError } from 'bullmq';
+import { isTransient } from '../core/provider-errors.js';
 import type { Logger } from '../lib/logger.js';
 import { ajv } from '../lib/validation.js';
 import { JOB_NAMES, JOBS, type JobName, type JobOf, type JobResult } from './catalogue.js';
@@ -17,6 +19,15 @@ export type JobHandlers = { [N in JobName]: JobHandler<N> };
 /** A payload that can never succeed: logged and dropped, never retried. */
 export class PoisonJobError extends Error {
   override name = 'PoisonJobError';
+}
+
+/**
+ * The one retry rule of every job: true when `err` ends the job for good (a poison payload, an
+ * error marked unrecoverable, or input that can never succeed, see `isTransient`); false when the
+ * job must be tried again later, however long the dependency it waits on stays down.
+ */
+export function endsJob(err: unknown): boolean {
+  return err instanceof PoisonJobError || err instanceof UnrecoverableError || !isTransient(err);
 }
 
 const validators = Object.fromEntries(JOB_NAMES.map((name) => [name, ajv.compile(JOBS[name].schema)])) as unknown as {

@@ -2,10 +2,10 @@ import os from 'node:os';
 import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../jobs/catalogue.js';
-import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
+import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, JOB_ATTEMPTS, JOB_BACKOFF_MS, type Concurrency, type QueueDepth, type QueueDriver } from './queue-driver.js';
+import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 export interface BullmqOptions {
   redisUrl: string;
@@ -14,7 +14,14 @@ export interface BullmqOptions {
   concurrency: Concurrency;
   /** Lock time of a running job; a worker that dies loses the lock and the job is re-run. */
   lockMs: number;
+  /** Backoff of transient failures (default: 1 s doubling, capped at 60 s). */
+  retry?: RetryPolicy;
 }
+
+/** The name of the custom backoff strategy (exponential with a cap), defined on every worker. */
+const CAPPED = 'capped';
+/** Scheduled jobs run again at their next interval, so a few retries are enough. */
+const SCHEDULED_ATTEMPTS = 3;
 
 const DISPATCH_TIMEOUT_MS = 5_000;
 
@@ -68,11 +75,24 @@ export class BullmqQueue implements QueueDriver {
     const added = queue.add(job.name, job.payload, {
       jobId: job.jobId,
       attempts: JOB_ATTEMPTS,
-      backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
+      backoff: { type: CAPPED },
       removeOnComplete: { count: 1_000, age: 24 * 3600 },
       removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
     });
     await withTimeout(added, DISPATCH_TIMEOUT_MS, `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`);
+  }
+
+  async requeue(job: JobEnvelope): Promise<boolean> {
+    const queue = this.queues.get(JOBS[job.name].queue) as Queue;
+    const existing = await withTimeout(queue.getJob(job.jobId), DISPATCH_TIMEOUT_MS, `Redis did not answer within ${DISPATCH_TIMEOUT_MS} ms`);
+    if (existing) {
+      const state = await existing.getState();
+      if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
+      // a finished job keeps its id for a while, and an id that exists makes `add` a no-op
+      await existing.remove().catch((err: unknown) => this.log.debug({ err, jobId: job.jobId }, 'finished job not removed'));
+    }
+    await this.dispatch(job);
+    return true;
   }
 
   async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
@@ -113,9 +133,10 @@ export class BullmqQueue implements QueueDriver {
           try {
             return await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
           } catch (err) {
-            if (err instanceof PoisonJobError) {
-              log.error({ reason: err.message }, 'poison job dropped');
-              throw new UnrecoverableError(err.message);
+            if (endsJob(err) && !(err instanceof UnrecoverableError)) {
+              const reason = err instanceof Error ? err.message : String(err);
+              log.error({ reason }, 'job failed for good');
+              throw new UnrecoverableError(reason);
             }
             throw err;
           }
@@ -127,11 +148,13 @@ export class BullmqQueue implements QueueDriver {
           lockDuration: this.options.lockMs,
           stalledInterval: this.options.lockMs,
           maxStalledCount: 2,
+          settings: { backoffStrategy: (attemptsMade: number) => retryDelayMs(this.options.retry ?? DEFAULT_RETRY, attemptsMade) },
         },
       );
       worker.on('error', (err) => this.log.warn({ err: err.message, queue: name }, 'worker error'));
       worker.on('failed', (job, err) =>
-        this.log.warn({ job: job?.name, jobId: job?.id, attempts: job?.attemptsMade, error: err.message }, 'job failed'),
+        // the first failure is worth a warning; the retries of an outage would flood the log
+        this.log[(job?.attemptsMade ?? 0) <= 1 ? 'warn' : 'debug']({ job: job?.name, jobId: job?.id, attempts: job?.attemptsMade, error: err.message }, 'job failed'),
       );
       this.workers.push(worker);
     }
@@ -169,8 +192,8 @@ export class BullmqQueue implements QueueDriver {
         name,
         data: payload,
         opts: {
-          attempts: JOB_ATTEMPTS,
-          backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
+          attempts: SCHEDULED_ATTEMPTS,
+          backoff: { type: CAPPED },
           removeOnComplete: { count: 100, age: 24 * 3600 },
           removeOnFail: { count: 1_000, age: 7 * 24 * 3600 },
         },

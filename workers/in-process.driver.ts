@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../jobs/catalogue.js';
-import { PoisonJobError, runJob, type JobHandlers } from '../jobs/handlers.js';
+import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
-import { sleep, withTimeout } from '../lib/time.js';
-import { concurrencyOf, JOB_ATTEMPTS, JOB_BACKOFF_MS, type Concurrency, type QueueDepth, type QueueDriver } from './queue-driver.js';
+import { withTimeout } from '../lib/time.js';
+import { concurrencyOf, DEFAULT_RETRY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 interface Counters {
   waiting: number;
@@ -14,9 +14,11 @@ interface Counters {
 }
 
 /**
- * The embedded profile's queue: runs jobs in this process with the same handlers, attempts and
- * exponential backoff as BullMQ. Nothing here is durable, so `dispatch` resolves only when the
- * job has finished; until then its outbox entry stays, and a restart runs it again.
+ * The embedded profile's queue: runs jobs in this process with the same handlers and retry policy
+ * as BullMQ (a transient failure is retried with capped exponential backoff for as long as it
+ * takes; a permanent one ends the job). Nothing here is durable, so `dispatch` resolves only when
+ * the job has finished; until then its outbox entry stays, and a restart runs it again. A job
+ * waiting to retry gives its concurrency slot back meanwhile.
  */
 export class InProcessQueue implements QueueDriver {
   readonly kind = 'in-process' as const;
@@ -31,11 +33,13 @@ export class InProcessQueue implements QueueDriver {
   private closing = false;
   private readyWaiters: Array<() => void> = [];
   private readonly timers = new Map<JobName, NodeJS.Timeout>();
+  /** Wakes the jobs waiting to retry (on close). */
+  private readonly sleepers = new Set<() => void>();
 
   constructor(
     private readonly log: Logger,
     private readonly concurrency: Concurrency,
-    private readonly backoffMs: number = JOB_BACKOFF_MS,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {}
 
   dispatch(job: JobEnvelope): Promise<void> {
@@ -91,6 +95,12 @@ export class InProcessQueue implements QueueDriver {
     return Promise.resolve();
   }
 
+  requeue(job: JobEnvelope): Promise<boolean> {
+    if (this.closing || this.running.has(job.jobId)) return Promise.resolve(false);
+    this.dispatch(job).catch((err: unknown) => this.log.warn({ err, job: job.name, jobId: job.jobId }, 'requeued job not run'));
+    return Promise.resolve(true);
+  }
+
   depths(): Promise<QueueDepth[]> {
     return Promise.resolve(QUEUE_NAMES.map((queue) => ({ queue, ...(this.counters.get(queue) as Counters) })));
   }
@@ -102,6 +112,7 @@ export class InProcessQueue implements QueueDriver {
   async closeWorkers(): Promise<void> {
     this.closing = true;
     for (const timer of this.timers.values()) clearInterval(timer);
+    for (const wake of this.sleepers) wake();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -112,38 +123,51 @@ export class InProcessQueue implements QueueDriver {
   private async execute(job: JobEnvelope): Promise<void> {
     const queue = JOBS[job.name].queue;
     const counters = this.counters.get(queue) as Counters;
-    counters.waiting += 1;
     const handlers = await this.whenStarted();
-    await this.acquire(queue);
-    counters.waiting -= 1;
-    try {
-      for (let attempt = 1; ; attempt += 1) {
-        counters.active += 1;
-        try {
-          await runJob(handlers, job.name, job.payload, {
-            attempt,
-            worker: this.worker,
-            log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
-          });
-          counters.completed += 1;
+    for (let attempt = 1; ; attempt += 1) {
+      counters.waiting += 1;
+      await this.acquire(queue);
+      counters.waiting -= 1;
+      counters.active += 1;
+      try {
+        await runJob(handlers, job.name, job.payload, {
+          attempt,
+          worker: this.worker,
+          log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
+        });
+        counters.completed += 1;
+        return;
+      } catch (err) {
+        if (endsJob(err)) {
+          this.log.error({ err, job: job.name, jobId: job.jobId, attempt }, 'job failed for good');
+          counters.failed += 1;
           return;
-        } catch (err) {
-          const permanent = err instanceof PoisonJobError || attempt >= JOB_ATTEMPTS;
-          this.log[permanent ? 'error' : 'warn']({ err, job: job.name, jobId: job.jobId, attempt }, permanent ? 'job failed for good' : 'job failed; will retry');
-          if (permanent) {
-            counters.failed += 1;
-            return;
-          }
-        } finally {
-          counters.active -= 1;
         }
-        counters.delayed += 1;
-        await sleep(this.backoffMs * 2 ** (attempt - 1));
-        counters.delayed -= 1;
+        this.log.warn({ err, job: job.name, jobId: job.jobId, attempt }, 'job failed; will retry');
+      } finally {
+        counters.active -= 1;
+        this.release(queue);
       }
-    } finally {
-      this.release(queue);
+      counters.delayed += 1;
+      await this.pause(retryDelayMs(this.retry, attempt));
+      counters.delayed -= 1;
+      // Rejecting keeps the job's outbox entry, so the next start runs it again.
+      if (this.closing) throw new Error(`${job.name} was waiting to retry when the queue closed; it runs again after a restart`);
     }
+  }
+
+  /** Sleeps `ms`, or less when the queue closes. */
+  private pause(ms: number): Promise<void> {
+    if (this.closing) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
   }
 
   private whenStarted(): Promise<JobHandlers> {

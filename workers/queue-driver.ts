@@ -17,9 +17,25 @@ export type Concurrency = number | { default: number; byQueue: Partial<Record<Qu
 export const concurrencyOf = (concurrency: Concurrency, queue: QueueName): number =>
   typeof concurrency === 'number' ? concurrency : (concurrency.byQueue[queue] ?? concurrency.default);
 
-/** Retry policy shared by both drivers. */
-export const JOB_ATTEMPTS = 5;
+/**
+ * Retry policy shared by both drivers: a transient failure is retried for as long as it takes,
+ * after `baseMs`, 2×, 4×, … capped at `maxMs`; only a failure that `endsJob` calls permanent
+ * stops a job. (BullMQ needs a number of attempts: `JOB_ATTEMPTS` at a 60 s cap is years.)
+ */
+export interface RetryPolicy {
+  baseMs: number;
+  maxMs: number;
+}
+
 export const JOB_BACKOFF_MS = 1_000;
+export const JOB_BACKOFF_MAX_MS = 60_000;
+export const JOB_ATTEMPTS = 1_000_000;
+export const DEFAULT_RETRY: RetryPolicy = { baseMs: JOB_BACKOFF_MS, maxMs: JOB_BACKOFF_MAX_MS };
+
+/** The wait before retry number `attempt` (1 = the first retry): exponential, capped. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
+  return Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
+}
 
 /**
  * Where jobs go and where they run: BullMQ on Redis in production, an in-process runner on the
@@ -45,6 +61,13 @@ export interface QueueDriver {
    * a timer in this process (in-process). Calling it again with the same name replaces the schedule.
    */
   schedule<N extends JobName>(name: N, everyMs: number, payload: JobOf<N>): Promise<void>;
+  /**
+   * Queues a job again unless it is already waiting, delayed or running: the reconciliation's way
+   * to restart work whose job is gone (finished, dropped, or lost with Redis). Unlike `dispatch`,
+   * a finished job with the same id does not stop it, and it never waits for the job to run.
+   * Resolves true when it queued the job.
+   */
+  requeue(job: JobEnvelope): Promise<boolean>;
   depths(): Promise<QueueDepth[]>;
   /** Throws when the queue backend is unreachable. */
   ping(): Promise<void>;

@@ -4,10 +4,9 @@ import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
 import type { OutboxRepository } from '../../db/repositories/outbox.repository.js';
 import type { CollectionSpec, VectorStore } from '../../db/vectors/vector-store.js';
 import { envelope } from '../../jobs/catalogue.js';
-import type { JobContext } from '../../jobs/handlers.js';
+import { endsJob, type JobContext } from '../../jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
-import { JOB_ATTEMPTS } from '../../workers/queue-driver.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
 import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../filter/filter.js';
@@ -254,8 +253,8 @@ export class Knowledge {
    * The `document.process` job. Idempotent: chunk ids are `<document>:<n>` and the chunks and
    * vectors of earlier runs are replaced, so a retry after a crash finishes the work without
    * duplicating it. A newer revision wins; a document deleted meanwhile leaves no vectors.
-   * An unreadable file ends `failed` at once; other failures are retried, and the last attempt
-   * records the error.
+   * An unreadable file or any other permanent failure (see `endsJob`) ends `failed` at once;
+   * a transient one (store or model unavailable) is recorded in `error` and retried until it passes.
    */
   async process(projectId: string, documentId: string, revision: number, ctx: JobContext): Promise<void> {
     const doc = await this.rows.document(projectId, documentId);
@@ -309,9 +308,13 @@ export class Knowledge {
       if (!written) await this.removeVectors(spec, projectId, { documentId: doc.id });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof UnreadableDocument || ctx.attempt >= JOB_ATTEMPTS) {
+      if (err instanceof UnreadableDocument || endsJob(err)) {
         await this.rows.setStatus(this.db, projectId, doc.id, revision, { status: 'failed', error: message, updated_at: nowMs() });
         if (err instanceof UnreadableDocument) return;
+      } else {
+        await this.rows.setStatus(this.db, projectId, doc.id, revision, { error: message }).catch((markErr: unknown) => {
+          ctx.log.warn({ err: markErr }, 'could not record the processing error on the document');
+        });
       }
       throw err;
     }

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { envelope, JOB_NAMES } from '../../jobs/catalogue.js';
-import { assertHandlers, PoisonJobError, runJob, type JobHandlers } from '../../jobs/handlers.js';
+import { assertHandlers, endsJob, PoisonJobError, runJob, type JobHandlers } from '../../jobs/handlers.js';
+import { badRequest, unavailable, AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { InProcessQueue } from '../../workers/in-process.driver.js';
+import { retryDelayMs } from '../../workers/queue-driver.js';
 
 /** A handler for every job that does nothing; tests override the one they exercise. */
 const noops = (): JobHandlers => Object.fromEntries(JOB_NAMES.map((n) => [n, async () => undefined])) as unknown as JobHandlers;
@@ -45,7 +47,7 @@ describe('job catalogue', () => {
 
 describe('in-process queue', () => {
   it('retries a failing job with exponential backoff until it succeeds', async () => {
-    const queue = new InProcessQueue(log, 2, 20);
+    const queue = new InProcessQueue(log, 2, { baseMs: 20, maxMs: 1_000 });
     const attempts: number[] = [];
     const times: number[] = [];
     queue.startWorkers({
@@ -65,26 +67,52 @@ describe('in-process queue', () => {
     expect(depth).to.include({ completed: 1, failed: 0, active: 0, waiting: 0 });
   });
 
-  it('gives up after five attempts and drops poison jobs at once', async () => {
-    const queue = new InProcessQueue(log, 2, 1);
+  it('retries a transient failure past any fixed number of attempts, and ends a permanent one at once', async () => {
+    const queue = new InProcessQueue(log, 2, { baseMs: 1, maxMs: 4 });
+    let runs = 0;
+    let rejected = 0;
+    queue.startWorkers({
+      ...noops(),
+      'probe.touch': async (payload) => {
+        if (payload.probeId === 'bad-input') {
+          rejected += 1;
+          throw badRequest('embed_input_rejected', 'The provider rejected the input');
+        }
+        runs += 1;
+        if (runs < 12) throw unavailable('Milvus is unreachable (upsert); retry later');
+      },
+    });
+    await queue.dispatch(envelope('probe.touch', { projectId: 'p', probeId: 'outage' }));
+    expect(runs).to.equal(12);
+    await queue.dispatch(envelope('probe.touch', { projectId: 'p', probeId: 'bad-input' }));
+    expect(rejected).to.equal(1);
+    await queue.dispatch({ name: 'probe.touch', jobId: 'poison', payload: { nope: 1 } as never });
+    const [depth] = await queue.depths();
+    expect(depth).to.include({ completed: 1, failed: 2 });
+  });
+
+  it('stops a job waiting to retry when it closes, rejecting so that its outbox entry is kept', async () => {
+    const queue = new InProcessQueue(log, 1, { baseMs: 60_000, maxMs: 60_000 });
     let runs = 0;
     queue.startWorkers({
       ...noops(),
       'probe.touch': async () => {
         runs += 1;
-        throw new Error('always');
+        throw new Error('connect ECONNREFUSED');
       },
     });
-    await queue.dispatch(envelope('probe.touch', { projectId: 'p', probeId: 'doomed' }));
-    expect(runs).to.equal(5);
-    await queue.dispatch({ name: 'probe.touch', jobId: 'poison', payload: { nope: 1 } as never });
-    expect(runs).to.equal(5);
-    const [depth] = await queue.depths();
-    expect(depth?.failed).to.equal(2);
+    const run = queue.dispatch(envelope('probe.touch', { projectId: 'p', probeId: 'closing' }));
+    while (runs === 0) await new Promise((r) => setTimeout(r, 5));
+    const started = Date.now();
+    await queue.closeWorkers();
+    expect(Date.now() - started).to.be.below(1_000);
+    let error: unknown;
+    await run.catch((err: unknown) => (error = err));
+    expect(String(error)).to.match(/runs again after a restart/);
   });
 
   it('holds a job id once while it is queued or running, and respects concurrency', async () => {
-    const queue = new InProcessQueue(log, 1, 1);
+    const queue = new InProcessQueue(log, 1, { baseMs: 1, maxMs: 1 });
     let running = 0;
     let peak = 0;
     let runs = 0;
@@ -106,5 +134,28 @@ describe('in-process queue', () => {
     ]);
     expect(runs).to.equal(2);
     expect(peak).to.equal(1);
+  });
+});
+
+describe('retry policy', () => {
+  it('backs off exponentially up to its cap', () => {
+    const policy = { baseMs: 1_000, maxMs: 60_000 };
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 100, 10_000].map((a) => retryDelayMs(policy, a))).to.deep.equal([
+      1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000, 60_000,
+    ]);
+  });
+
+  it('ends a job only for input that can never succeed', () => {
+    const transient = [
+      unavailable('Milvus is unreachable (upsert); retry later'),
+      new AppError(429, 'rate_limited', 'slow down'),
+      new AppError(408, 'timeout', 'too slow'),
+      badRequest('embed_model_unavailable', 'The local model is not in LOCAL_MODEL_DIR'),
+      new Error('connect ECONNREFUSED 127.0.0.1:19530'),
+      Object.assign(new Error('Deadlock found'), { code: 'ER_LOCK_DEADLOCK' }),
+    ];
+    const permanent = [badRequest('embed_input_rejected', 'rejected the input (400)'), badRequest('invalid_vector', 'wrong dimension'), new PoisonJobError('Invalid payload')];
+    expect(transient.map(endsJob)).to.deep.equal(transient.map(() => false));
+    expect(permanent.map(endsJob)).to.deep.equal(permanent.map(() => true));
   });
 });
