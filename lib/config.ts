@@ -1,4 +1,6 @@
+import net from 'node:net';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /** Which adapters a process uses: everything in-process, or MySQL + BullMQ/Redis + Milvus. */
 export type Profile = 'embedded' | 'production';
@@ -21,6 +23,8 @@ export interface Config {
   guardrailModel: string | null;
   /** Timeout of one tool call, whole (`TOOL_TIMEOUT_MS`). */
   toolTimeoutMs: number;
+  /** Non-public hosts and networks agents' tools may reach (`TOOL_ALLOW_PRIVATE_HOSTS`); empty: none. */
+  toolAllowPrivateHosts: PrivateHostAllowance;
   /** Cohere's rerank model for knowledge search with `rerank: true` (`RERANK_MODEL`). */
   rerankModel: string;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
@@ -57,6 +61,86 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How often records past their schema's retention are swept (`RETENTION_SWEEP_MS`). */
   retentionSweepMs: number;
+}
+
+/**
+ * The operator's exceptions to the rule that tools reach public addresses only. Entries are
+ * canonical: names lower case without a trailing dot, networks as `address/prefix` with IPv4
+ * (also IPv4-mapped IPv6) in dotted decimal, a single address as a /32 or /128.
+ */
+export interface PrivateHostAllowance {
+  /** Host names whose addresses may be private, e.g. `billing.internal`. */
+  names: string[];
+  /** `*.svc.cluster.local` entries, kept as `.svc.cluster.local`. */
+  suffixes: string[];
+  /** Networks, e.g. `10.0.0.0/8`, `127.0.0.1/32`, `fd12:3456::/32`. */
+  networks: string[];
+}
+
+const HOST_LABEL = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
+const HOST_NAME = new RegExp(`^(?=.{1,253}$)${HOST_LABEL}(?:\\.${HOST_LABEL})*$`);
+
+/** One network in canonical form; IPv4-mapped IPv6 networks become the IPv4 network they stand for. */
+function canonicalNetwork(address: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): string {
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
+    return `${(address as ipaddr.IPv6).toIPv4Address().toString()}/${prefix - 96}`;
+  }
+  return `${address.toString()}/${prefix}`;
+}
+
+/**
+ * Parses `TOOL_ALLOW_PRIVATE_HOSTS`: comma-separated host names (`*.example.internal` for
+ * subdomains), IP addresses and CIDR networks. Numeric forms a resolver accepts (`2130706433`,
+ * `127.1`) count as the address they stand for. Returns the problems, one per bad entry.
+ */
+export function parsePrivateHostAllowance(raw: string | null, name = 'TOOL_ALLOW_PRIVATE_HOSTS'): { allowance: PrivateHostAllowance; problems: string[] } {
+  const allowance: PrivateHostAllowance = { names: [], suffixes: [], networks: [] };
+  const problems: string[] = [];
+  for (const entry of (raw ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const lower = entry.toLowerCase();
+    const bad = (why: string): void => {
+      problems.push(`${name} entry "${entry}" ${why}; use host names, *.domain, IP addresses or CIDR networks such as 10.0.0.0/8, separated by commas`);
+    };
+    if (lower.includes('/')) {
+      const [address = '', prefix = ''] = lower.split('/');
+      const strict = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+      if (!strict || !/^\d{1,3}$/.test(prefix) || !ipaddr.isValidCIDR(lower)) {
+        bad('is not a CIDR network');
+        continue;
+      }
+      const [network, bits] = ipaddr.parseCIDR(lower);
+      allowance.networks.push(canonicalNetwork(network, bits));
+      continue;
+    }
+    const bare = lower.replace(/^\[(.*)\]$/, '$1');
+    if (bare.includes(':')) {
+      if (!ipaddr.IPv6.isValid(bare)) bad('is not an IPv6 address');
+      else allowance.networks.push(canonicalNetwork(ipaddr.IPv6.parse(bare), 128));
+      continue;
+    }
+    const host = bare.replace(/\.$/, '');
+    const wildcard = host.startsWith('*.');
+    const domain = wildcard ? host.slice(2) : host;
+    if (!HOST_NAME.test(domain)) {
+      bad('is not a host name, IP address or CIDR network');
+      continue;
+    }
+    if (wildcard) {
+      allowance.suffixes.push(`.${domain}`);
+      continue;
+    }
+    // What a resolver would make of it: 2130706433, 0x7f.1 and 127.1 are all 127.0.0.1.
+    let canonical: string;
+    try {
+      canonical = new URL(`http://${domain}/`).hostname;
+    } catch {
+      bad('is not a valid IPv4 address or host name');
+      continue;
+    }
+    if (net.isIPv4(canonical)) allowance.networks.push(`${canonical}/32`);
+    else allowance.names.push(canonical);
+  }
+  return { allowance, problems };
 }
 
 /** Thrown when the environment is invalid; lists every bad variable. */
@@ -173,6 +257,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-" (got "${queuePrefix}")`);
   }
 
+  const privateHosts = parsePrivateHostAllowance(read('TOOL_ALLOW_PRIVATE_HOSTS'));
+  problems.push(...privateHosts.problems);
+
   const config: Config = {
     profile: production ? 'production' : 'embedded',
     port,
@@ -186,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     memoryModel,
     guardrailModel,
     toolTimeoutMs: int('TOOL_TIMEOUT_MS', 10_000, 100, 120_000),
+    toolAllowPrivateHosts: privateHosts.allowance,
     rerankModel: read('RERANK_MODEL') ?? 'rerank-v3.5',
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     cohereApiKey: read('COHERE_API_KEY'),

@@ -167,7 +167,7 @@ export class Runtime {
     });
     // production: one budget per tool across every API process
     const limiter: ToolRateLimiter = config.profile === 'production' ? new RedisToolRateLimiter(config.redisUrl as string, `${config.queuePrefix}:tool-rate`) : new MemoryToolRateLimiter();
-    this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs });
+    this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
     this.toolLimiter = limiter;
     const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
     const guardrails = new Guardrails({ model: riskModel });

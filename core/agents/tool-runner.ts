@@ -1,9 +1,10 @@
 import dns from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
+import { AddressGuard, normalizeHost } from './address-guard.js';
 import type { ToolRateLimiter } from './rate-limiter.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
@@ -24,7 +25,7 @@ export interface ToolDefinition {
   rate_per_min: number;
   /** Effective list (default: the host of `http_url`); `*.example.com` matches subdomains. */
   allowed_hosts: string[];
-  /** True when the user sent `allowed_hosts` themselves. */
+  /** True when the user sent `allowed_hosts` themselves (kept for export; it grants nothing). */
   hosts_explicit: boolean;
 }
 
@@ -47,6 +48,8 @@ export interface ToolRunnerOptions {
   maxResultChars?: number;
   /** Redirects followed per call (default 3). */
   maxRedirects?: number;
+  /** The operator's non-public hosts and networks tools may reach (default: none). */
+  privateHosts?: PrivateHostAllowance;
 }
 
 /** One call of a tool: the caller resolves `secret` from the tool's `secret_ref`. */
@@ -65,44 +68,12 @@ const METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'POST', 'PUT', 'PATCH', '
 const QUERY_METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'DELETE']);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-const ADDRESS_CLASSES: Record<string, string> = {
-  unspecified: 'unspecified',
-  broadcast: 'broadcast',
-  multicast: 'multicast',
-  linkLocal: 'link-local (this includes cloud metadata endpoints)',
-  loopback: 'loopback',
-  carrierGradeNat: 'carrier-grade NAT',
-  private: 'private',
-  uniqueLocal: 'unique-local (private IPv6, this includes cloud metadata endpoints)',
-  ipv4Compatible: 'IPv4-compatible IPv6 (deprecated)',
-};
-
-/** Why an address may not be connected to (its class, in words), or null for a public unicast address. */
-function refusedAddressClass(address: string): string | null {
-  if (!ipaddr.isValid(address)) return 'not an IP address';
-  // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it stands for.
-  const ip = ipaddr.process(address);
-  const range: string = ip.range();
-  if (range === 'unicast') {
-    // ::a.b.c.d (IPv4-compatible, ::/96) counts as unicast for ipaddr.js but embeds an IPv4 address.
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
-      return ADDRESS_CLASSES.ipv4Compatible as string;
-    }
-    return null;
-  }
-  // Everything that is not global unicast is refused: reserved, NAT64, 6to4, Teredo and the like too.
-  return ADDRESS_CLASSES[range] ?? `reserved (${range})`;
-}
-
-const REFUSAL_HINT =
-  'Cairn does not call private, loopback, link-local or metadata addresses unless the address belongs to the tool’s own host and that host is listed explicitly in allowed_hosts';
-
 /** A resolved address of a class Cairn does not connect to. */
 class AddressRefusedError extends Error {
   readonly code = 'ERR_CAIRN_ADDRESS_REFUSED';
 
-  constructor(host: string, address: string, addressClass: string) {
-    super(`address ${address} of ${host} is ${addressClass}; ${REFUSAL_HINT}`);
+  constructor(reason: string) {
+    super(reason);
     this.name = 'AddressRefusedError';
   }
 }
@@ -112,47 +83,47 @@ class AddressRefusedError extends Error {
  * a host cannot answer one lookup with a public address and the next with a private one. A host
  * with any refused address is refused as a whole.
  */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '');
-    for (const entry of addresses) {
-      const refused = refusedAddressClass(entry.address);
-      if (refused) return callback(new AddressRefusedError(hostname, entry.address, refused), '');
-    }
-    const first = addresses[0];
-    if (!first) return callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
-    if (options.all) return callback(null, addresses);
-    return callback(null, first.address, first.family);
-  });
-};
+function guardedLookup(guard: AddressGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    const named = guard.nameRefusal(hostname);
+    if (named) return callback(new AddressRefusedError(named), '');
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      for (const entry of addresses) {
+        const refused = guard.refusal(hostname, entry.address);
+        if (refused) return callback(new AddressRefusedError(refused), '');
+      }
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
+      if (options.all) return callback(null, addresses);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
 
-/** Lower case, no IPv6 brackets, no trailing dot: the form allowed_hosts entries are compared in. */
-const normalizeHost = (host: string): string => host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-
+/** The tool's allowed_hosts: it narrows what the operator's address rule lets through, never widens it. */
 interface HostPolicy {
-  toolHost: string;
   exact: Set<string>;
   /** `*.example.com` entries, kept as `.example.com`. */
   suffixes: string[];
-  explicit: boolean;
   listed: string;
 }
 
-function hostPolicy(tool: ToolDefinition, url: URL): HostPolicy {
+function hostPolicy(tool: ToolDefinition): HostPolicy {
   const entries = tool.allowed_hosts.map(normalizeHost).filter(Boolean);
   return {
-    toolHost: normalizeHost(url.hostname),
     exact: new Set(entries.filter((e) => !e.startsWith('*.'))),
     suffixes: entries.filter((e) => e.startsWith('*.')).map((e) => e.slice(1)),
-    explicit: tool.hosts_explicit,
     listed: entries.join(', ') || 'none',
   };
 }
 
-type HopCheck = { denied: string } | { exempt: boolean };
-
-/** Rules 3 and 4 for one hop: scheme, allow-list, and the address of a literal IP host (no DNS lookup happens for those). */
-function checkHop(url: URL, policy: HostPolicy): HopCheck {
+/**
+ * Rules 3 and 4 for one hop: scheme, allow-list, and the address of a literal IP host (no DNS
+ * lookup happens for those; the URL parser has already turned numeric forms such as 2130706433,
+ * 0x7f.1 or 127.1 into dotted decimal). Host names are checked on their DNS answer when connecting.
+ */
+function checkHop(url: URL, policy: HostPolicy, guard: AddressGuard): { denied: string } | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return { denied: `only http: and https: URLs may be called, not ${url.protocol}` };
   }
@@ -162,13 +133,8 @@ function checkHop(url: URL, policy: HostPolicy): HopCheck {
   if (!allowed) {
     return { denied: `host ${host} is not in the tool's allowed_hosts (${policy.listed}); add it there to let the tool call it` };
   }
-  // Listing a host explicitly opts it out of the address check; a redirect elsewhere never is.
-  const exempt = policy.explicit && host === policy.toolHost && policy.exact.has(host);
-  if (literal && !exempt) {
-    const refused = refusedAddressClass(host);
-    if (refused) return { denied: `address ${host} is ${refused}; ${REFUSAL_HINT}` };
-  }
-  return { exempt };
+  const refused = literal ? guard.refusal(host, host) : guard.nameRefusal(host);
+  return refused ? { denied: refused } : null;
 }
 
 /** An argument as text: strings as they are, other scalars via String, objects and arrays as JSON; null/undefined as null. */
@@ -313,9 +279,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number): P
 
 /**
  * Runs agents' HTTP tools: fills the request from the model's arguments, keeps it to the tool's
- * allowed hosts and away from private addresses (checked on the connection's own DNS answer, on
- * every redirect hop), enforces the per-minute budget, a timeout and a response-size cap, and
- * returns the outcome with the secret redacted. Tool-side failures are outcomes, never throws;
+ * allowed hosts and away from non-public addresses the operator did not allow (checked on the
+ * connection's own DNS answer, on every redirect hop), enforces the per-minute budget, a timeout
+ * and a response-size cap, and returns the outcome with the secret redacted. Tool-side failures are outcomes, never throws;
  * `run` throws only when the rate limiter cannot be asked (a 503 `AppError` from Redis).
  */
 export class ToolRunner {
@@ -323,10 +289,9 @@ export class ToolRunner {
   private readonly maxResponseBytes: number;
   private readonly maxResultChars: number;
   private readonly maxRedirects: number;
+  private readonly guard: AddressGuard;
   /** Checks every resolved address before connecting. */
   private readonly guarded: Agent;
-  /** For the tool's own host when it is listed explicitly: internal services the user opted into. */
-  private readonly direct: Agent;
 
   constructor(
     private readonly limiter: ToolRateLimiter,
@@ -336,8 +301,8 @@ export class ToolRunner {
     this.maxResponseBytes = options.maxResponseBytes ?? 1024 * 1024;
     this.maxResultChars = options.maxResultChars ?? 4_000;
     this.maxRedirects = options.maxRedirects ?? 3;
-    this.guarded = new Agent({ connect: { timeout: this.timeoutMs, lookup: guardedLookup } });
-    this.direct = new Agent({ connect: { timeout: this.timeoutMs } });
+    this.guard = new AddressGuard(options.privateHosts);
+    this.guarded = new Agent({ connect: { timeout: this.timeoutMs, lookup: guardedLookup(this.guard) } });
   }
 
   async run(call: ToolCall): Promise<ToolOutcome> {
@@ -353,9 +318,9 @@ export class ToolRunner {
     const { tool } = call;
     const prepared = prepare(tool, call.args);
     if ('error' in prepared) return outcome('error', prepared.error);
-    const policy = hostPolicy(tool, prepared.url);
-    const first = checkHop(prepared.url, policy);
-    if ('denied' in first) return outcome('denied', first.denied);
+    const policy = hostPolicy(tool);
+    const first = checkHop(prepared.url, policy, this.guard);
+    if (first) return outcome('denied', first.denied);
 
     // Checked after the cheap refusals, so calls that could never be made do not spend the budget.
     if (!(await this.limiter.take(`${call.projectId}:${call.agentId}:${tool.id}`, tool.rate_per_min))) {
@@ -374,7 +339,6 @@ export class ToolRunner {
 
     const origin = prepared.url.origin;
     let { url, method, body } = prepared;
-    let exempt = first.exempt;
     try {
       for (let hop = 0; ; hop += 1) {
         const headers: Record<string, string> = { accept: ACCEPT, 'user-agent': USER_AGENT };
@@ -383,7 +347,7 @@ export class ToolRunner {
         if (call.secret !== null && url.origin === origin) headers[(tool.auth_header || 'Authorization').toLowerCase()] = call.secret;
 
         const response = await request(url, {
-          dispatcher: exempt ? this.direct : this.guarded,
+          dispatcher: this.guarded,
           method,
           headers,
           body,
@@ -401,14 +365,13 @@ export class ToolRunner {
           } catch {
             return outcome('error', `redirect to an invalid URL`, response.statusCode);
           }
-          const check = checkHop(next, policy);
-          if ('denied' in check) return outcome('denied', `redirected: ${check.denied}`, response.statusCode);
+          const check = checkHop(next, policy, this.guard);
+          if (check) return outcome('denied', `redirected: ${check.denied}`, response.statusCode);
           if (response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             body = undefined;
           }
           url = next;
-          exempt = check.exempt;
           continue;
         }
 
@@ -434,6 +397,6 @@ export class ToolRunner {
 
   /** Closes the runner's connection pools. The rate limiter belongs to the caller, who closes it. */
   async close(): Promise<void> {
-    await Promise.all([this.guarded.close(), this.direct.close()]);
+    await this.guarded.close();
   }
 }

@@ -311,7 +311,7 @@ describe(`agent models (${PROFILE})`, function () {
       return behaviour(request, requestsFor(model).length);
     });
     t = await startRuntime({
-      env: { OPENAI_BASE_URL: `${provider.url}/v1`, OPENAI_API_KEY: 'sk-fake-openai', COHERE_API_KEY: 'fake-cohere-key', COHERE_BASE_URL: provider.url },
+      env: { OPENAI_BASE_URL: `${provider.url}/v1`, OPENAI_API_KEY: 'sk-fake-openai', COHERE_API_KEY: 'fake-cohere-key', COHERE_BASE_URL: provider.url, TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' },
     });
     auth = token((await newProject(t)).key);
     kb = unique('handbook');

@@ -111,7 +111,8 @@ describe(`agent tools (${PROFILE})`, function () {
       if (!behaviour) return { status: 404, body: { error: { message: `no model ${name}` } } };
       return behaviour(request, modelRequests(name).length);
     });
-    t = await startRuntime({ env: { SECRETS_KEY: secretsKey(), OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-fake-provider' } });
+    // The tools below call local test servers on 127.0.0.1, which the operator must allow.
+    t = await startRuntime({ env: { SECRETS_KEY: secretsKey(), OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-fake-provider', TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
     auth = token((await newProject(t)).key);
   });
   after(async () => {
@@ -251,7 +252,7 @@ describe(`agent tools (${PROFILE})`, function () {
   });
 
   describe('calls through chat with the local model', () => {
-    it('calls a loopback tool listed in allowed_hosts, with the path parameter, and answers with the result', async () => {
+    it('calls a loopback tool the operator allows, with the path parameter, and answers with the result', async () => {
       const tracking = `TRK-${randomBytes(4).toString('hex')}`;
       const s = await server((req, res) => json(res, 200, { order_id: Number(req.url.split('/').pop()), status: 'shipped', tracking }));
       const agent = await agentWith([orderTool(`${s.base}/orders/{order_id}`, { allowed_hosts: ['127.0.0.1'] })]);
@@ -266,26 +267,28 @@ describe(`agent tools (${PROFILE})`, function () {
       expect(reply.message.content).to.include(tracking).and.include('shipped');
     });
 
-    it('denies a loopback address when allowed_hosts was defaulted, sending nothing', async () => {
+    it('calls a loopback tool the operator allows when allowed_hosts was defaulted', async () => {
       const s = await server((_req, res) => json(res, 200, { status: 'shipped' }));
       const agent = await agentWith([orderTool(`${s.base}/orders/{order_id}`)]);
       expect((await get(`/v1/agents/${agent}/tools/lookup_order`)).body.allowed_hosts).to.deep.equal(['127.0.0.1']);
       const reply = await chat(agent, 'Please look up order 12345');
-      expect(reply.trace.tool_calls).to.have.length(1);
-      expect(reply.trace.tool_calls[0]).to.include({ tool: 'lookup_order', status: 'denied' });
-      expect(reply.trace.tool_calls[0]?.result).to.match(/loopback/);
-      expect(s.requests).to.have.length(0);
+      expect(reply.trace.tool_calls[0]).to.include({ tool: 'lookup_order', status: 'ok' });
+      expect(s.requests).to.have.length(1);
     });
 
-    it('denies a name that resolves to loopback (localhost) when allowed_hosts was defaulted, sending nothing', async () => {
-      const s = await server((_req, res) => json(res, 200, { status: 'shipped' }));
-      const agent = await agentWith([orderTool(`http://localhost:${s.port}/orders/{order_id}`)]);
-      expect((await get(`/v1/agents/${agent}/tools/lookup_order`)).body.allowed_hosts).to.deep.equal(['localhost']);
+    it('denies a redirect from an allowed host to one the tool does not list, though the operator allows its address', async () => {
+      const target = await server((_req, res) => json(res, 200, { status: 'internal' }));
+      const s = await server((_req, res) => {
+        res.writeHead(302, { location: `http://localhost:${target.port}/admin` });
+        res.end();
+      });
+      const agent = await agentWith([orderTool(`${s.base}/orders/{order_id}`, { allowed_hosts: ['127.0.0.1'] })]);
       const reply = await chat(agent, 'Please look up order 12345');
-      expect(reply.trace.tool_calls).to.have.length(1);
-      expect(reply.trace.tool_calls[0]).to.include({ tool: 'lookup_order', status: 'denied' });
-      expect(reply.trace.tool_calls[0]?.result).to.match(/localhost is loopback/);
-      expect(s.requests).to.have.length(0);
+      const call = reply.trace.tool_calls[0] as ToolCallTrace;
+      expect(call).to.include({ tool: 'lookup_order', status: 'denied', http_status: 302 });
+      expect(call.result).to.match(/^redirected: host localhost is not in the tool's allowed_hosts/);
+      expect(s.requests).to.have.length(1);
+      expect(target.requests).to.have.length(0);
     });
 
     it('denies the cloud metadata address at once', async () => {
@@ -327,6 +330,73 @@ describe(`agent tools (${PROFILE})`, function () {
         expect(s.requests.length - before, allowed.join()).to.equal(1);
         expect(s.requests.at(-1)?.url).to.equal('/orders/12345');
       }
+    });
+  });
+
+  describe('on a server whose operator allows no private address', () => {
+    let bare: TestRuntime;
+    let bareAuth: string;
+
+    before(async () => {
+      bare = await startRuntime({});
+      bareAuth = token((await newProject(bare)).key);
+    });
+    after(async () => {
+      await bare?.close();
+    });
+
+    const bareAgentWith = async (tools: Array<Record<string, unknown>>): Promise<string> => {
+      const name = unique('agent');
+      const created = await bare.http.post('/v1/agents').set('Authorization', bareAuth).send({ name });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      for (const tool of tools) {
+        const res = await bare.http.post(`/v1/agents/${name}/tools`).set('Authorization', bareAuth).send(tool);
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      }
+      return name;
+    };
+    const bareChat = async (agent: string, content: string): Promise<ChatBody> => {
+      const res = await bare.http.post(`/v1/agents/${agent}/chat`).set('Authorization', bareAuth).send({ messages: [{ role: 'user', content }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body as ChatBody;
+    };
+
+    it('denies loopback hosts and numeric forms a tenant lists in allowed_hosts, with no request reaching the listener', async () => {
+      const s = await server((_req, res) => json(res, 200, { status: 'shipped' }));
+      const cases: Array<[string, string[] | undefined]> = [
+        [`${s.base}/orders/{order_id}`, ['127.0.0.1']],
+        [`${s.base}/orders/{order_id}`, undefined],
+        [`http://localhost:${s.port}/orders/{order_id}`, ['localhost']],
+        [`http://[::ffff:127.0.0.1]:${s.port}/orders/{order_id}`, ['::ffff:7f00:1']],
+        [`http://2130706433:${s.port}/orders/{order_id}`, ['127.0.0.1']],
+        [`http://0x7f.1:${s.port}/orders/{order_id}`, ['127.0.0.1']],
+      ];
+      for (const [url, allowed] of cases) {
+        const agent = await bareAgentWith([orderTool(url, allowed ? { allowed_hosts: allowed } : {})]);
+        const reply = await bareChat(agent, 'Please look up order 12345');
+        expect(reply.trace.tool_calls, url).to.have.length(1);
+        const call = reply.trace.tool_calls[0] as ToolCallTrace;
+        expect(call, url).to.include({ tool: 'lookup_order', status: 'denied' });
+        expect(call.result, url).to.match(/loopback/).and.include('TOOL_ALLOW_PRIVATE_HOSTS');
+      }
+      expect(s.requests).to.have.length(0);
+    });
+
+    it('denies the cloud metadata address a tenant lists in allowed_hosts, at once', async () => {
+      const agent = await bareAgentWith([
+        {
+          name: 'read_metadata',
+          description: 'Read an instance metadata entry by its entry number',
+          http: { url: 'http://169.254.169.254/latest/meta-data/{entry}' },
+          parameters: { type: 'object', properties: { entry: { type: 'integer' } }, required: ['entry'] },
+          allowed_hosts: ['169.254.169.254'],
+        },
+      ]);
+      const reply = await bareChat(agent, 'Please read metadata entry 7');
+      const call = reply.trace.tool_calls[0] as ToolCallTrace;
+      expect(call).to.include({ tool: 'read_metadata', status: 'denied' });
+      expect(call.result).to.match(/169\.254\.169\.254 is link-local, a cloud metadata address/);
+      expect(call.duration_ms).to.be.below(1_000);
     });
   });
 
@@ -434,7 +504,7 @@ describe(`agent tools (${PROFILE})`, function () {
 
     before(async function () {
       this.timeout(60_000);
-      const env = profileEnv({ LOG_LEVEL: 'debug', BOOTSTRAP_API_KEY: bootstrap, ...(isProduction ? { SECRETS_KEY: secretsKey() } : {}) });
+      const env = profileEnv({ LOG_LEVEL: 'debug', BOOTSTRAP_API_KEY: bootstrap, TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1', ...(isProduction ? { SECRETS_KEY: secretsKey() } : {}) });
       const port = await freePort();
       proc = await spawnCairn(isProduction ? 'start-api.ts' : 'start.ts', { ...env, PORT: String(port) });
       await proc.waitForOutput(/cairn started/, 45_000);

@@ -3,11 +3,14 @@ import { expect } from 'chai';
 import { json, serve, type Seen, type TestServer } from '../http-server.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../../core/agents/rate-limiter.js';
 import { ToolRunner, type ToolDefinition, type ToolOutcome, type ToolRunnerOptions } from '../../core/agents/tool-runner.js';
+import { loadConfig, type PrivateHostAllowance } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { freePort, PROFILE, TEST_REDIS_URL, unique } from '../helpers.js';
 
+/** What the operator's TOOL_ALLOW_PRIVATE_HOSTS=`raw` allows, read the way the server reads it. */
+const operatorAllows = (raw: string): PrivateHostAllowance => loadConfig({ TOOL_ALLOW_PRIVATE_HOSTS: raw }).toolAllowPrivateHosts;
 
-/** A tool on the local test server: 127.0.0.1 listed explicitly, since loopback is refused otherwise. */
+/** A tool on the local test server (127.0.0.1), which the runners below are allowed to reach unless said otherwise. */
 const tool = (overrides: Partial<ToolDefinition> & Pick<ToolDefinition, 'http_url'>): ToolDefinition => ({
   id: unique('tool'),
   name: 'lookup',
@@ -34,15 +37,19 @@ describe(`tool runner (${PROFILE})`, function () {
     return s;
   };
   const runnerWith = (options: ToolRunnerOptions, limiter: ToolRateLimiter = new MemoryToolRateLimiter()): ToolRunner => {
-    const r = new ToolRunner(limiter, options);
+    const r = new ToolRunner(limiter, { privateHosts: operatorAllows('127.0.0.1'), ...options });
     closers.push(r, limiter);
     return r;
   };
   const run = (t: ToolDefinition, args: Record<string, unknown> = {}, secret: string | null = null, using = runner): Promise<ToolOutcome> =>
     using.run({ projectId: 'p1', agentId: 'a1', tool: t, args, secret });
 
+  /** A runner on a server whose operator allows no private address (TOOL_ALLOW_PRIVATE_HOSTS unset). */
+  let bare: ToolRunner;
+
   before(() => {
     runner = runnerWith({ timeoutMs: 3_000 });
+    bare = runnerWith({ timeoutMs: 3_000, privateHosts: operatorAllows('') });
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -137,49 +144,89 @@ describe(`tool runner (${PROFILE})`, function () {
       expect(sub.result).to.not.match(/allowed_hosts \(/);
     });
 
-    it('denies a host that resolves to loopback when allowed_hosts was defaulted', async () => {
+    it('denies loopback and metadata addresses a tool lists itself when the operator allows none, sending nothing', async () => {
+      const s = await server((_req, res) => json(res, 200, { internal: true }));
+      const cases: Array<[string, string[], RegExp]> = [
+        [`http://127.0.0.1:${s.port}/x`, ['127.0.0.1'], /address 127\.0\.0\.1 is loopback/],
+        [`http://localhost:${s.port}/x`, ['localhost'], /of localhost is loopback/],
+        [`http://[::ffff:127.0.0.1]:${s.port}/x`, ['[::ffff:7f00:1]'], /is loopback/],
+        [`http://2130706433:${s.port}/x`, ['127.0.0.1'], /127\.0\.0\.1 is loopback/],
+        [`http://0x7f.1:${s.port}/x`, ['127.0.0.1'], /127\.0\.0\.1 is loopback/],
+        [`http://127.1:${s.port}/x`, ['127.0.0.1'], /127\.0\.0\.1 is loopback/],
+        ['http://169.254.169.254/latest/meta-data', ['169.254.169.254'], /169\.254\.169\.254 is link-local, a cloud metadata address/],
+        ['http://metadata.google.internal/computeMetadata/v1/', ['metadata.google.internal'], /cloud metadata service/],
+      ];
+      for (const [url, allowed, pattern] of cases) {
+        for (const explicit of [true, false]) {
+          const outcome = await run(tool({ http_url: url, allowed_hosts: allowed, hosts_explicit: explicit }), {}, null, bare);
+          expect(outcome.status, `${url} ${explicit}`).to.equal('denied');
+          expect(outcome.result, url).to.match(pattern).and.include('TOOL_ALLOW_PRIVATE_HOSTS');
+          expect(outcome.duration_ms, url).to.be.below(1_000);
+        }
+      }
+      expect(s.requests).to.have.length(0);
+    });
+
+    it('calls a loopback address or name the operator allows', async () => {
+      const s = await server((_req, res) => json(res, 200, { internal: true }));
+      const byAddress = await run(tool({ http_url: `http://127.0.0.1:${s.port}/x`, allowed_hosts: ['127.0.0.1'], hosts_explicit: false }));
+      expect(byAddress).to.include({ status: 'ok', result: '{"internal":true}' });
+      // a numeric form is the same address, and the tool lists that address
+      const numeric = await run(tool({ http_url: `http://2130706433:${s.port}/x`, allowed_hosts: ['127.0.0.1'] }));
+      expect(numeric).to.include({ status: 'ok' });
+      const named = runnerWith({ privateHosts: operatorAllows('localhost') });
+      const byName = await run(tool({ http_url: `http://localhost:${s.port}/x`, allowed_hosts: ['localhost'] }), {}, null, named);
+      expect(byName).to.include({ status: 'ok', result: '{"internal":true}' });
+      // the name is allowed, not the address: the literal stays refused
+      const literal = await run(tool({ http_url: `http://127.0.0.1:${s.port}/x`, allowed_hosts: ['127.0.0.1'] }), {}, null, named);
+      expect(literal.status).to.equal('denied');
+      expect(s.requests).to.have.length(3);
+    });
+
+    it('still denies what the operator allows when the tool does not list it (allowed_hosts only narrows)', async () => {
       const s = await server((_req, res) => json(res, 200, {}));
-      const outcome = await run(tool({ http_url: `http://localhost:${s.port}/x`, allowed_hosts: ['localhost'], hosts_explicit: false }));
+      for (const url of [`http://127.0.0.1:${s.port}/x`, `http://2130706433:${s.port}/x`, `http://localhost:${s.port}/x`]) {
+        const outcome = await run(tool({ http_url: url, allowed_hosts: ['api.example.com'] }));
+        expect(outcome.status, url).to.equal('denied');
+        expect(outcome.result, url).to.match(/is not in the tool's allowed_hosts/);
+      }
+      expect(s.requests).to.have.length(0);
+    });
+
+    it('denies a host the operator allows that resolves to an address it does not', async () => {
+      const s = await server((_req, res) => json(res, 200, {}));
+      const other = runnerWith({ privateHosts: operatorAllows('10.0.0.0/8') });
+      const outcome = await run(tool({ http_url: `http://localhost:${s.port}/x`, allowed_hosts: ['localhost'] }), {}, null, other);
       expect(outcome.status).to.equal('denied');
       expect(outcome.result).to.match(/of localhost is loopback/);
       expect(s.requests).to.have.length(0);
     });
 
-    it('calls a loopback host the user listed explicitly', async () => {
-      const s = await server((_req, res) => json(res, 200, { internal: true }));
-      const outcome = await run(tool({ http_url: `http://localhost:${s.port}/x`, allowed_hosts: ['localhost'], hosts_explicit: true }));
-      expect(outcome).to.include({ status: 'ok', result: '{"internal":true}' });
-      expect(s.requests).to.have.length(1);
-    });
-
-    it('refuses a literal loopback address when allowed_hosts was defaulted', async () => {
-      const s = await server((_req, res) => json(res, 200, {}));
-      const outcome = await run(tool({ http_url: `http://127.0.0.1:${s.port}/x`, allowed_hosts: ['127.0.0.1'], hosts_explicit: false }));
+    it('keeps the metadata address refused under a network that covers it', async () => {
+      const wide = runnerWith({ privateHosts: operatorAllows('169.254.0.0/16,127.0.0.1') });
+      const outcome = await run(tool({ http_url: 'http://169.254.169.254/latest/meta-data', allowed_hosts: ['169.254.169.254'] }), {}, null, wide);
       expect(outcome.status).to.equal('denied');
-      expect(outcome.result).to.match(/127\.0\.0\.1 is loopback/);
-      expect(s.requests).to.have.length(0);
-    });
-
-    it('refuses the cloud metadata address before connecting', async () => {
-      const outcome = await run(tool({ http_url: 'http://169.254.169.254/latest/meta-data', allowed_hosts: ['169.254.169.254'], hosts_explicit: false }));
-      expect(outcome.status).to.equal('denied');
-      expect(outcome.result).to.match(/169\.254\.169\.254 is link-local/);
+      expect(outcome.result).to.match(/169\.254\.169\.254 is link-local, a cloud metadata address/);
       expect(outcome.duration_ms).to.be.below(1_000);
     });
 
     it('refuses IPv4-mapped, unique-local and private literal addresses', async () => {
       const cases: Array<[string, RegExp]> = [
         ['http://[::ffff:169.254.169.254]/latest', /link-local/],
-        ['http://[::ffff:127.0.0.1]:1/', /loopback/],
+        ['http://[::ffff:127.0.0.2]:1/', /loopback/],
         ['http://[fd00:ec2::254]/latest/meta-data', /unique-local/],
         ['http://10.1.2.3/', /private/],
         ['http://100.64.0.1/', /carrier-grade NAT/],
+        ['http://100.100.100.200/latest/meta-data', /cloud metadata address/],
         ['http://0.0.0.0:1/', /unspecified/],
         ['http://[::1]:1/', /loopback/],
+        ['http://224.0.0.1/', /multicast/],
+        ['http://167772161/', /10\.0\.0\.1 is private/],
+        ['http://0xa9.0xfe.0xa9.0xfe/', /169\.254\.169\.254 is link-local/],
       ];
       for (const [url, pattern] of cases) {
         const host = new URL(url).hostname;
-        const outcome = await run(tool({ http_url: url, allowed_hosts: [host], hosts_explicit: false }));
+        const outcome = await run(tool({ http_url: url, allowed_hosts: [host], hosts_explicit: true }));
         expect(outcome.status, url).to.equal('denied');
         expect(outcome.result, url).to.match(pattern);
       }
@@ -226,6 +273,30 @@ describe(`tool runner (${PROFILE})`, function () {
       expect(outcome.result).to.match(/169\.254\.169\.254 is link-local/);
       expect(outcome.duration_ms).to.be.below(1_000);
       expect(s.requests).to.have.length(1);
+    });
+
+    it('denies a redirect to a private address the tool lists but the operator does not allow', async () => {
+      // 127.0.0.2 is loopback too, but only 127.0.0.1 is allowed
+      const hidden = http.createServer((_req, res) => res.end('internal'));
+      let hits = 0;
+      hidden.on('request', () => (hits += 1));
+      await new Promise<void>((resolve) => hidden.listen(0, '127.0.0.2', resolve));
+      const hiddenPort = (hidden.address() as { port: number }).port;
+      try {
+        for (const target of [`http://127.0.0.2:${hiddenPort}/`, `http://[::ffff:127.0.0.2]:${hiddenPort}/`, `http://2130706434:${hiddenPort}/`]) {
+          const s = await server((_req, res) => {
+            res.writeHead(302, { location: target });
+            res.end();
+          });
+          const outcome = await run(tool({ http_url: `${s.base}/start`, allowed_hosts: ['127.0.0.1', '127.0.0.2', '[::ffff:7f00:2]'] }));
+          expect(outcome.status, target).to.equal('denied');
+          expect(outcome.result, target).to.match(/^redirected: /).and.match(/is loopback/);
+          expect(s.requests, target).to.have.length(1);
+        }
+        expect(hits).to.equal(0);
+      } finally {
+        await new Promise((resolve) => hidden.close(resolve));
+      }
     });
 
     it('denies a redirect to a host that is not listed', async () => {

@@ -58,3 +58,39 @@ describe('config', () => {
     expect(() => loadConfig({ TOOL_TIMEOUT_MS: '5' })).to.throw(ConfigError, /TOOL_TIMEOUT_MS/);
   });
 });
+
+describe('config: TOOL_ALLOW_PRIVATE_HOSTS', () => {
+  const allowance = (raw: string) => loadConfig({ TOOL_ALLOW_PRIVATE_HOSTS: raw }).toolAllowPrivateHosts;
+
+  it('allows nothing non-public by default', () => {
+    expect(loadConfig({}).toolAllowPrivateHosts).to.deep.equal({ names: [], suffixes: [], networks: [] });
+  });
+
+  it('takes host names, *.domain, addresses and CIDR networks, in canonical form', () => {
+    expect(allowance(' Billing.Internal. , *.svc.cluster.local,10.0.0.0/8, 127.0.0.1,[::1], fd12:3456::/32 ,,::ffff:192.168.0.0/112')).to.deep.equal({
+      names: ['billing.internal'],
+      suffixes: ['.svc.cluster.local'],
+      networks: ['10.0.0.0/8', '127.0.0.1/32', '::1/128', 'fd12:3456::/32', '192.168.0.0/16'],
+    });
+  });
+
+  it('reads numeric address forms as the address a resolver makes of them', () => {
+    expect(allowance('2130706433,0x7f.1,127.1').networks).to.deep.equal(['127.0.0.1/32', '127.0.0.1/32', '127.0.0.1/32']);
+  });
+
+  it('refuses to start on a bad entry, naming it, with the other problems', () => {
+    let error: unknown;
+    try {
+      loadConfig({ TOOL_ALLOW_PRIVATE_HOSTS: '10.0.0.0/33,host:8080,http://x.internal,999.1.1.1,ok.internal,10.0.0/8', PORT: 'x' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    for (const entry of ['10.0.0.0/33', 'host:8080', 'http://x.internal', '999.1.1.1', '10.0.0/8']) {
+      expect(problems.some((p) => p.startsWith(`TOOL_ALLOW_PRIVATE_HOSTS entry "${entry}"`)), entry).to.equal(true);
+    }
+    expect(problems.join('\n')).to.not.include('"ok.internal"');
+    expect(problems.join('\n')).to.include('PORT');
+  });
+});
