@@ -5,8 +5,11 @@ import { parseArgs } from 'node:util';
 import { hostPort, reachable } from '../lib/reachable.js';
 
 // `npm test`: unit tests, then the integration suite on each profile (embedded, then production
-// against real MariaDB, Redis and Milvus Lite). A missing service fails the run; nothing is
-// skipped. Milvus Lite is installed into .cache/ and started here when nothing answers.
+// against real MariaDB, Redis and Milvus Lite), then, side by side, the fault suite (production
+// processes with a private Redis and Milvus Lite stopped, killed and restarted under load) and the
+// schemathesis fuzz run over /openapi.json. A missing service fails the run; nothing is skipped.
+// Milvus Lite is installed into .cache/ and started here when nothing answers.
+//   --only unit|integration|fault|fuzz   one part;  --profiles embedded,production   integration profiles
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -31,25 +34,40 @@ const env = {
   milvus: process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530',
 };
 
-function runMocha(config: string, extraEnv: Record<string, string>, label: string): Promise<void> {
+/** Runs one child to its end, its output shown with `prefix` on each line (when given) and returned. */
+function runChild(command: string, args: string[], extraEnv: Record<string, string>, prefix = ''): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const args = ['mocha', '--config', config, ...(values.grep ? ['--grep', values.grep] : [])];
-    const child = spawn('npx', args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      process.stdout.write(chunk);
-      output += chunk.toString();
-    });
-    child.on('close', (code) => {
-      const passed = Number(/(\d+) passing/.exec(output)?.[1] ?? 0);
-      const failed = Number(/(\d+) failing/.exec(output)?.[1] ?? 0);
-      totals.passed += passed;
-      totals.failed += failed;
-      if (code !== 0) failedRuns += 1;
-      process.stdout.write(`\n${label}: ${passed} passed, ${failed} failed${code !== 0 && failed === 0 ? ` (mocha exited ${code})` : ''}\n\n`);
-      resolve();
-    });
+    const show = (chunk: Buffer): void => {
+      const text = chunk.toString();
+      output += text;
+      process.stdout.write(prefix ? text.replace(/^(?=.)/gm, prefix) : text);
+    };
+    child.stdout.on('data', show);
+    child.stderr.on('data', show);
+    child.on('close', (code) => resolve({ code, output }));
   });
+}
+
+function runMocha(config: string, extraEnv: Record<string, string>, label: string, prefix = ''): Promise<void> {
+  const args = ['mocha', '--config', config, ...(values.grep ? ['--grep', values.grep] : [])];
+  return runChild('npx', args, extraEnv, prefix).then(({ code, output }) => {
+    const passed = Number(/(\d+) passing/.exec(output)?.[1] ?? 0);
+    const failed = Number(/(\d+) failing/.exec(output)?.[1] ?? 0);
+    totals.passed += passed;
+    totals.failed += failed;
+    if (code !== 0) failedRuns += 1;
+    process.stdout.write(`\n${label}: ${passed} passed, ${failed} failed${code !== 0 && failed === 0 ? ` (mocha exited ${code})` : ''}\n\n`);
+  });
+}
+
+/** schemathesis over every operation of /openapi.json (scripts/schemathesis.sh), counted as one test. */
+async function runFuzz(): Promise<void> {
+  const { code } = await runChild(path.join(root, 'scripts/schemathesis.sh'), [], {}, '[fuzz] ');
+  if (code === 0) totals.passed += 1;
+  else totals.failed += 1;
+  process.stdout.write(`\nfuzz (schemathesis): ${code === 0 ? '1 passed, 0 failed' : `0 passed, 1 failed (exit ${code})`}\n\n`);
 }
 
 /** LOCAL_MODEL_DIR for the tests: the caller's, else the folder scripts/model-files.sh fills (idempotent). */
@@ -85,10 +103,12 @@ async function ensureProductionServices(): Promise<void> {
 
 try {
   const LOCAL_MODEL_DIR = localModelDir();
-  if (values.only !== 'integration') {
+  if (values.only !== undefined && !['unit', 'integration', 'fault', 'fuzz'].includes(values.only)) throw new Error(`Unknown part "${values.only}"`);
+  const part = (name: string): boolean => values.only === undefined || values.only === name;
+  if (part('unit')) {
     await runMocha('test/.mocharc.unit.json', { LOCAL_MODEL_DIR }, 'unit');
   }
-  if (values.only !== 'unit') {
+  if (part('integration')) {
     for (const profile of (values.profiles ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
       if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
       if (profile === 'production') await ensureProductionServices();
@@ -105,6 +125,16 @@ try {
       );
     }
   }
+  // The fault suite and the fuzz run own their services and data, so they run side by side.
+  const last: Array<Promise<void>> = [];
+  if (part('fault')) {
+    if (!(await reachable(env.mysql, 3306))) throw new Error(`The fault suite needs MariaDB/MySQL at ${env.mysql}, and nothing answers there.`);
+    const install = spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['install'], { stdio: 'inherit' });
+    if (install.status !== 0) throw new Error('Milvus Lite could not be installed (scripts/milvus-lite.sh install).');
+    last.push(runMocha('test/.mocharc.fault.json', { CAIRN_TEST_PROFILE: 'production', TEST_DATABASE_URL: env.mysql, LOCAL_MODEL_DIR }, 'faults (production)', '[fault] '));
+  }
+  if (part('fuzz')) last.push(runFuzz());
+  await Promise.all(last);
 } catch (err) {
   failedRuns += 1;
   process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);

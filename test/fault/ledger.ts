@@ -1,0 +1,156 @@
+import fs from 'node:fs';
+import { waitFor } from '../helpers.js';
+import type { Stack } from './stack.js';
+
+// The writes of one fault case and what became of them. Each write is a mem0 `add` (infer: false)
+// under a user id of its own, so "searchable" has one meaning: a search filtered by that user finds
+// that memory. What a client was told (acknowledged) is compared with what the database holds
+// (stored, indexed) and with what search finds.
+
+const WORDS = (
+  'amber birch cedar delta ember fjord granite harbor island juniper kestrel lagoon meadow nectar ' +
+  'orchard prairie quarry river saffron tundra umber valley willow yarrow zephyr basalt canyon dune'
+).split(' ');
+
+export interface Write {
+  n: number;
+  userId: string;
+  text: string;
+  /** The id the server acknowledged, when it did. */
+  id?: string;
+  /** HTTP status, or the connection error's code, when not acknowledged. */
+  refused?: string;
+}
+
+export interface Tally {
+  case: string;
+  attempted: number;
+  acknowledged: number;
+  refused: number;
+  stored: number;
+  indexed: number;
+  searchable: number;
+  lost: number;
+  duplicated: number;
+  catchUpSeconds: number;
+}
+
+/** A stream of writes against a stack, at a bounded concurrency, recording every answer. */
+export class Ledger {
+  readonly writes: Write[] = [];
+  private readonly run = Math.random().toString(36).slice(2, 8);
+
+  constructor(private readonly stack: Stack) {}
+
+  private make(n: number): Write {
+    const words = [0, 1, 2, 3].map((i) => WORDS[(n * 7 + i * 13 + i * n) % WORDS.length]);
+    return { n, userId: `u-${this.run}-${n}`, text: `Note ${n} of run ${this.run}: ${words.join(' ')} at ${n % 97} degrees.` };
+  }
+
+  /** Sends `count` writes, `concurrency` at a time; a refused or unanswered write is recorded, never retried. */
+  async write(count: number, concurrency = 4): Promise<void> {
+    const start = this.writes.length;
+    let next = start;
+    const end = start + count;
+    const lane = async (): Promise<void> => {
+      while (next < end) {
+        const write = this.make(next++);
+        this.writes.push(write);
+        try {
+          const res = await this.stack
+            .http()
+            .post('/v3/memories/add/')
+            .set('Authorization', this.stack.auth())
+            .timeout({ response: 15_000, deadline: 20_000 })
+            .send({ messages: [{ role: 'user', content: write.text }], user_id: write.userId, infer: false });
+          if (res.status === 200 && res.body.results?.[0]?.id) write.id = res.body.results[0].id;
+          else write.refused = String(res.status);
+        } catch (err) {
+          write.refused = (err as { code?: string }).code ?? 'error';
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, lane));
+  }
+
+  /** Writes continuously until `stop` resolves (at most `max` writes). */
+  async writeUntil(stop: Promise<unknown>, max = 2_000, concurrency = 4): Promise<void> {
+    let done = false;
+    void stop.then(() => (done = true));
+    while (!done && this.writes.length < max) await this.write(concurrency, concurrency);
+  }
+
+  acknowledged(): Write[] {
+    return this.writes.filter((w) => w.id);
+  }
+
+  private async searchable(write: Write): Promise<boolean> {
+    const res = await this.stack
+      .http()
+      .post('/v3/memories/search/')
+      .set('Authorization', this.stack.auth())
+      .timeout({ response: 10_000 })
+      .send({ query: write.text, filters: { user_id: write.userId }, top_k: 5 });
+    if (res.status !== 200) return false;
+    const ids: string[] = res.body.results.map((r: { id: string }) => r.id);
+    if (new Set(ids).size !== ids.length) throw new Error(`search for ${write.userId} returned one memory twice: ${ids.join(', ')}`);
+    return ids.includes(write.id as string);
+  }
+
+  /** Rows of this run's users: how many per user, and how many are indexed. */
+  private async rows(): Promise<{ perUser: Map<string, number>; indexed: number }> {
+    const rows: Array<{ user_id: string; embedding_status: string }> = await this.stack.db('memories').select('user_id', 'embedding_status').where('user_id', 'like', `u-${this.run}-%`);
+    const perUser = new Map<string, number>();
+    for (const r of rows) perUser.set(r.user_id, (perUser.get(r.user_id) ?? 0) + 1);
+    return { perUser, indexed: rows.filter((r) => r.embedding_status === 'indexed').length };
+  }
+
+  /**
+   * Waits until every acknowledged write is stored, indexed and searchable (or `timeoutMs` passes),
+   * then counts. `since` is when the fault ended: catch-up time is measured from it.
+   */
+  async settle(caseName: string, since: number, timeoutMs = 240_000): Promise<Tally> {
+    const acked = this.acknowledged();
+    const pending = new Set(acked);
+    let catchUp = Number.NaN;
+    try {
+      await waitFor(
+        async () => {
+          const { indexed } = await this.rows();
+          if (indexed < acked.length) return false;
+          for (const write of [...pending]) if (await this.searchable(write)) pending.delete(write);
+          return pending.size === 0;
+        },
+        { timeoutMs, intervalMs: 1_000, message: `${caseName}: every acknowledged write searchable` },
+      );
+      catchUp = (Date.now() - since) / 1000;
+    } catch {
+      // counted below: what is still missing is reported as lost
+    }
+    const { perUser, indexed } = await this.rows();
+    let searchable = 0;
+    for (const write of acked) if (!pending.has(write) || (await this.searchable(write))) searchable += 1;
+    const stored = acked.filter((w) => (perUser.get(w.userId) ?? 0) > 0).length;
+    const duplicated = [...perUser.values()].reduce((sum, c) => sum + Math.max(0, c - 1), 0);
+    const tally: Tally = {
+      case: caseName,
+      attempted: this.writes.length,
+      acknowledged: acked.length,
+      refused: this.writes.length - acked.length,
+      stored,
+      indexed,
+      searchable,
+      lost: acked.length - Math.min(stored, searchable),
+      duplicated,
+      catchUpSeconds: Math.round(catchUp * 10) / 10,
+    };
+    report(tally);
+    return tally;
+  }
+}
+
+/** Prints a case's row and appends it to FAULT_REPORT (a JSON-lines file) when set. */
+function report(tally: Tally): void {
+  process.stdout.write(`      ${JSON.stringify(tally)}\n`);
+  if (process.env.FAULT_REPORT) fs.appendFileSync(process.env.FAULT_REPORT, `${JSON.stringify(tally)}\n`);
+}
