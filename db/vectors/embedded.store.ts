@@ -165,6 +165,11 @@ export class EmbeddedVectorStore implements VectorStore {
     return found;
   }
 
+  async existing(spec: CollectionSpec, projectId: string, ids: string[]): Promise<Set<string>> {
+    const slab = await this.slab(spec, projectId);
+    return new Set(ids.filter((id) => slab.slotOf(id) !== undefined));
+  }
+
   async search(spec: CollectionSpec, projectId: string, vector: ArrayLike<number>, options: SearchOptions): Promise<VectorMatch[]> {
     const slab = await this.slab(spec, projectId);
     const k = Math.min(options.topK, slab.size);

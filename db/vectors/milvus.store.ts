@@ -34,6 +34,14 @@ const COLUMN_TYPE: Record<ColumnType, DataType> = {
 };
 const STRONG = ConsistencyLevelEnum.Strong;
 
+/**
+ * Milvus status codes (`status.code`, Milvus ≥ 2.3 merr) that mean the collection is not there to
+ * serve a call: it was dropped (100) or is not loaded (101, e.g. after a Milvus restart or a
+ * release). Both are cured by ensuring the collection again, which creates and loads it.
+ */
+const COLLECTION_NOT_FOUND = 100;
+const COLLECTION_NOT_LOADED = 101;
+
 /** A Milvus call answered with a non-success status: a bug or a server-side problem, not the caller's. */
 class MilvusError extends Error {
   constructor(
@@ -145,6 +153,21 @@ export class MilvusVectorStore implements VectorStore {
     return found;
   }
 
+  async existing(spec: CollectionSpec, projectId: string, ids: string[]): Promise<Set<string>> {
+    const scope = tenancy(projectId);
+    const found = new Set<string>();
+    for (const chunk of chunks(unique(ids), BATCH)) {
+      const filter = `${scope} && ${PK} in [${chunk.map((id) => milvusString(primaryKey(projectId, id))).join(', ')}]`;
+      const rows = await this.onCollection(spec, 'query', async (client) => {
+        const res = await client.query({ collection_name: spec.name, filter, output_fields: [PK], limit: chunk.length, consistency_level: STRONG });
+        check(res.status, 'query');
+        return res.data;
+      });
+      for (const row of rows) found.add(String(row[PK]).slice(projectId.length + 1));
+    }
+    return found;
+  }
+
   async search(spec: CollectionSpec, projectId: string, vector: ArrayLike<number>, options: SearchOptions): Promise<VectorMatch[]> {
     const values = vectorValues(spec, vector, 'The query vector');
     const topK = options.topK;
@@ -225,9 +248,10 @@ export class MilvusVectorStore implements VectorStore {
   }
 
   /**
-   * Runs `op` on an ensured collection. When it fails and the collection has meanwhile been
-   * dropped (by another process) or released, the collection is ensured afresh and `op` retried
-   * once.
+   * Runs `op` on an ensured collection. When it fails because the collection is not loaded or
+   * not found (by Milvus status code; after a Milvus restart, a release, or a drop by another
+   * process), or the SDK fails and the collection turns out to be gone, the collection is ensured
+   * afresh (created, indexed, loaded) and `op` retried once.
    */
   private async onCollection<T>(spec: CollectionSpec, what: string, op: (client: MilvusClient) => Promise<T>): Promise<T> {
     await this.ensureCollection(spec);
@@ -236,9 +260,11 @@ export class MilvusVectorStore implements VectorStore {
         return await op(client);
       } catch (err) {
         if (unreachable(err)) throw err;
-        const has = await client.hasCollection({ collection_name: spec.name });
-        const missing = has.status.error_code === ErrorCode.SUCCESS && !has.value;
-        if (!missing && !/not (been )?loaded|not load/i.test(errorText(err))) throw err;
+        if (!notServing(err)) {
+          // some SDK calls fail with their own TypeError on a dropped collection: ask Milvus
+          const has = await client.hasCollection({ collection_name: spec.name });
+          if (has.status.error_code !== ErrorCode.SUCCESS || has.value) throw err;
+        }
         this.log.warn({ collection: spec.name, err: errorText(err) }, 'Milvus collection missing or not loaded; ensuring it again');
         this.ensured.delete(spec.name);
         await this.ensureCollection(spec);
@@ -256,6 +282,13 @@ export class MilvusVectorStore implements VectorStore {
       throw err;
     }
   }
+}
+
+/** A Milvus answer saying the collection is not loaded or not found, by status code. */
+function notServing(err: unknown): boolean {
+  if (!(err instanceof MilvusError)) return false;
+  const codes = [Number(err.status.code), Number(err.status.error_code)];
+  return codes.includes(COLLECTION_NOT_LOADED) || codes.includes(COLLECTION_NOT_FOUND) || err.status.error_code === ErrorCode.CollectionNotExists;
 }
 
 function check(status: ResStatus, what: string): void {

@@ -64,6 +64,8 @@ export interface VectorStore {
   deleteByFilter(spec: CollectionSpec, projectId: string, filter: FilterNode | null): Promise<void>;
   /** The stored points among `ids` (missing ids are left out), in no particular order. */
   fetch(spec: CollectionSpec, projectId: string, ids: string[], options?: { includeValues?: boolean }): Promise<StoredPoint[]>;
+  /** Which of `ids` have a vector (no values or metadata read): what reconciliation compares rows against. */
+  existing(spec: CollectionSpec, projectId: string, ids: string[]): Promise<Set<string>>;
   /** The `topK` nearest points that pass the filter, best first. */
   search(spec: CollectionSpec, projectId: string, vector: ArrayLike<number>, options: SearchOptions): Promise<VectorMatch[]>;
   count(spec: CollectionSpec, projectId: string, filter?: FilterNode | null): Promise<number>;

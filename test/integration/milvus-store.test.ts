@@ -183,6 +183,23 @@ if (isProduction) {
       expect(await store.search(spec, 'proj-a', [1, 1], { topK: 3 })).to.deep.equal([]);
     });
 
+    it('loads a released collection again on the next call (Milvus answers code 101, whatever its wording)', async () => {
+      const spec = specOf('cosine', 2);
+      await store.upsert(spec, 'proj-a', [{ id: 'kept', values: [1, 0] }]);
+      const raw = await new MilvusConnection(TEST_MILVUS_ADDRESS, null, log).get();
+      try {
+        expect((await raw.releaseCollection({ collection_name: spec.name })).error_code).to.equal('Success');
+        // what a Milvus restart leaves behind: every read would fail until someone loads it
+        const refused = await raw.query({ collection_name: spec.name, filter: 'project_id == "proj-a"', output_fields: ['id'] });
+        expect(Number(refused.status.code)).to.equal(101);
+        expect((await store.search(spec, 'proj-a', [1, 0], { topK: 1 })).map((m) => m.id)).to.deep.equal(['kept']);
+        await raw.releaseCollection({ collection_name: spec.name });
+        expect([...(await store.existing(spec, 'proj-a', ['kept', 'gone']))]).to.deep.equal(['kept']);
+      } finally {
+        await raw.closeConnection();
+      }
+    });
+
     it('fetches and deletes long id lists in chunks', async () => {
       const spec = specOf('dotproduct', 2);
       const points = Array.from({ length: 1200 }, (_, i) => ({ id: `p${i}`, values: [1, i / 1200] }));

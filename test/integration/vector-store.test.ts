@@ -40,6 +40,24 @@ describe(`vector store contract (${PROFILE})`, function () {
     await t.close();
   });
 
+  it('tells which of a list of ids have a vector, per project', async () => {
+    const s = spec('cosine');
+    const p = project();
+    const other = project();
+    await store.ensureCollection(s);
+    expect([...(await store.existing(s, p, ['a']))]).to.deep.equal([]);
+    const many = Array.from({ length: 1100 }, (_, i) => ({ id: `m${i}`, values: [1, i, 0], columns: { user_id: 'u', created_at: i } }));
+    await store.upsert(s, p, [...many, { id: 'a', values: [1, 0, 0] }]);
+    await store.upsert(s, other, [{ id: 'b', values: [0, 1, 0] }]);
+    await store.deleteByIds(s, p, ['m7']);
+    const asked = ['a', 'b', 'm7', 'missing', ...many.map((m) => m.id)];
+    const found = await store.existing(s, p, asked);
+    expect(found.size).to.equal(1100);
+    expect(found.has('a')).to.equal(true);
+    expect(found.has('b') || found.has('m7') || found.has('missing')).to.equal(false);
+    expect([...(await store.existing(s, other, ['a', 'b']))]).to.deep.equal(['b']);
+  });
+
   it('upserts, replaces by id, and fetches with and without values', async () => {
     const s = spec('cosine');
     const p = project();
