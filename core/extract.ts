@@ -84,7 +84,8 @@ export class RecordExtraction {
     try {
       answer = await this.queue.request(envelope(job, payload), this.timeoutMs);
     } catch (err) {
-      throw unavailable(`${what} did not finish within ${this.timeoutMs / 1000} s (${err instanceof Error ? err.message : String(err)}); retry later.`);
+      // bounded by timeoutMs on both drivers, whatever is down (the queue, the worker, the model)
+      throw unavailable(`${what} did not complete within its ${this.timeoutMs / 1000} s limit (${err instanceof Error ? err.message : String(err)}); retry later.`);
     }
     if ('error' in answer) {
       const { error } = answer as ClientError;

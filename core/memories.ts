@@ -423,7 +423,7 @@ function filterRow(row: MemoryRow): FilterRow {
 
 function memoryView(row: MemoryRow): MemoryView {
   const { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at } = searchResult(row, 0);
-  return { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at, categories: [] };
+  return { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at, categories: [], embedding_status: row.embedding_status, embedding_error: row.embedding_error };
 }
 
 /** True when the filter pins at least one entity id: directly, or in a top-level AND. */
@@ -507,6 +507,10 @@ export interface MemoryView {
   app_id: string | null;
   metadata: Record<string, unknown>;
   categories: string[];
+  /** `pending` until searchable; `failed` only for input that can never be indexed. */
+  embedding_status: MemoryRow['embedding_status'];
+  /** Why it failed, or the last error while it is retried (pending). */
+  embedding_error: string | null;
   created_at: number;
   updated_at: number;
 }

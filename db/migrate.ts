@@ -11,6 +11,9 @@ import * as usage from './migrations/0009_usage.js';
 import * as knowledge from './migrations/0010_knowledge.js';
 import * as agents from './migrations/0011_agents.js';
 import * as registry from './migrations/0012_registry.js';
+import * as memoriesEmbeddingStatusIndex from './migrations/0013_memories_embedding_status_index.js';
+import * as reconcileCursors from './migrations/0014_reconcile_cursors.js';
+import * as retryFailedIndexing from './migrations/0015_retry_failed_indexing.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -26,6 +29,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0010_knowledge', knowledge],
   ['0011_agents', agents],
   ['0012_registry', registry],
+  ['0013_memories_embedding_status_index', memoriesEmbeddingStatusIndex],
+  ['0014_reconcile_cursors', reconcileCursors],
+  ['0015_retry_failed_indexing', retryFailedIndexing],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -23,6 +23,8 @@ export interface JobPayloads {
   'knowledge.purge': { projectId: string; embedModel: string; kbId?: string; documentId?: string };
   /** Picks the facts worth remembering out of a conversation (mem0 add with `infer: true`) for a waiting request. */
   'memory.infer': InferPayload;
+  /** Re-queues stuck indexing work and re-indexes rows whose vectors are missing (all projects). */
+  'index.reconcile': Record<string, never>;
 }
 
 /** The input of one fact-inference request. */
@@ -163,6 +165,12 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,
+  },
+  'index.reconcile': {
+    queue: 'maintenance',
+    schema: { type: 'object', additionalProperties: false, properties: {} },
+    // one per minute: workers starting together run one start-up pass
+    jobId: () => `index.reconcile-${Math.floor(Date.now() / 60_000)}`,
   },
 };
 

@@ -61,6 +61,10 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How often records past their schema's retention are swept (`RETENTION_SWEEP_MS`). */
   retentionSweepMs: number;
+  /** How often the index reconciliation runs, once across all workers (`RECONCILE_INTERVAL_MS`). */
+  reconcileIntervalMs: number;
+  /** How long a row may stay pending before reconciliation queues its indexing again (`RECONCILE_GRACE_MS`). */
+  reconcileGraceMs: number;
 }
 
 /**
@@ -297,6 +301,8 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
     retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),
+    reconcileIntervalMs: int('RECONCILE_INTERVAL_MS', 60_000, 100, 24 * 3_600_000),
+    reconcileGraceMs: int('RECONCILE_GRACE_MS', 60_000, 0, 24 * 3_600_000),
   };
 
   if (config.oidc.audience === null && (config.oidc.issuer !== null || config.oidc.jwksUrl !== null)) {

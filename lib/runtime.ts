@@ -26,6 +26,10 @@ import { MilvusVectorStore } from '../db/vectors/milvus.store.js';
 import type { VectorStore } from '../db/vectors/vector-store.js';
 import { assertHandlers, type JobHandlers } from '../jobs/handlers.js';
 import { memoryIndexJob } from '../jobs/memory-index.job.js';
+import { indexReconcileJob } from '../jobs/index-reconcile.job.js';
+import { Reconciliation } from '../core/reconcile.js';
+import { ReconcileRepository } from '../db/repositories/reconcile.repository.js';
+import { envelope } from '../jobs/catalogue.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
 import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
@@ -54,6 +58,9 @@ import { createLogger, type Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { Shutdown, ShutdownPhase } from './shutdown.js';
 import { withTimeout } from './time.js';
+
+/** Rows each reconciliation check reads per pass. */
+const RECONCILE_PAGE = 500;
 
 /** What a process does: serve HTTP, run jobs, or both (`npm start`). */
 export type Role = 'all' | 'api' | 'worker';
@@ -96,6 +103,8 @@ export class Runtime {
   readonly extraction: RecordExtraction;
   /** Knowledge bases, the document pipeline and retrieval. */
   readonly knowledge: Knowledge;
+  /** The `index.reconcile` pass: re-queues stuck indexing and re-indexes rows whose vectors are missing. */
+  readonly reconciliation: Reconciliation;
   /** Write-only project secrets (tool credentials). */
   readonly secrets: Secrets;
   readonly languageModels: LanguageModels;
@@ -153,6 +162,10 @@ export class Runtime {
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
+    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
+      graceMs: config.reconcileGraceMs,
+      pageSize: RECONCILE_PAGE,
+    });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
     this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
     this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels);
@@ -250,6 +263,7 @@ export class Runtime {
       'memory.infer': memoryInferJob(this.extraction),
       'document.process': documentProcessJob(this.knowledge),
       'knowledge.purge': knowledgePurgeJob(this.knowledge),
+      'index.reconcile': indexReconcileJob(this.reconciliation),
     };
     assertHandlers(handlers);
     return handlers;
@@ -264,6 +278,11 @@ export class Runtime {
     if (this.role !== 'api') {
       this.queue.startWorkers(this.handlers());
       await this.queue.schedule('retention.sweep', this.config.retentionSweepMs, {});
+      // the start-up sweep (in-process: the schedule's first run), then once per interval across all workers
+      if (this.queue.kind === 'bullmq') {
+        await this.queue.dispatch(envelope('index.reconcile', {})).catch((err: unknown) => this.log.warn({ err }, 'start-up reconciliation not queued; the schedule runs it'));
+      }
+      await this.queue.schedule('index.reconcile', this.config.reconcileIntervalMs, {});
     }
     this.relay.start();
     this.relay.kick();

@@ -96,15 +96,20 @@ export class BullmqQueue implements QueueDriver {
   }
 
   async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
+    // A caller is waiting: with Redis known to be down, answer at once rather than after reconnect attempts.
+    if (['reconnecting', 'close', 'end'].includes(this.producer.status)) throw new Error(`the queue (Redis) is not connected (${this.producer.status})`);
+    const started = Date.now();
+    const left = (): number => Math.max(1, timeoutMs - (Date.now() - started));
     const name = JOBS[job.name].queue;
     const queue = this.queues.get(name) as Queue;
-    const events = await this.eventsOf(name);
+    // every step is bounded by what is left of the caller's limit, so the whole request is too
+    const events = await withTimeout(this.eventsOf(name), Math.min(left(), DISPATCH_TIMEOUT_MS), `Redis did not answer within ${DISPATCH_TIMEOUT_MS} ms`);
     const added = await withTimeout(
       queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600 } }),
-      DISPATCH_TIMEOUT_MS,
+      Math.min(left(), DISPATCH_TIMEOUT_MS),
       `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`,
     );
-    return (await added.waitUntilFinished(events, timeoutMs)) as JobResult<N>;
+    return (await withTimeout(added.waitUntilFinished(events, left()), left() + 100, `no answer within ${timeoutMs} ms`)) as JobResult<N>;
   }
 
   private async eventsOf(name: QueueName): Promise<QueueEvents> {
@@ -116,8 +121,8 @@ export class BullmqQueue implements QueueDriver {
       events = new QueueEvents(name, { connection, prefix: this.options.prefix });
       events.on('error', (err) => this.log.debug({ err: err.message, queue: name }, 'queue events error'));
       this.events.set(name, events);
-      await events.waitUntilReady();
     }
+    await events.waitUntilReady();
     return events;
   }
 

@@ -17,6 +17,8 @@ const MEMORY_VIEW = {
     ...Object.fromEntries(ENTITY_IDS.map((k) => [k, { type: ['string', 'null'] }])),
     metadata: { type: 'object' },
     categories: { type: 'array', items: { type: 'string' } },
+    embedding_status: { type: 'string', enum: ['pending', 'indexed', 'failed'], description: 'pending until searchable; failed only for input that can never be indexed' },
+    embedding_error: { type: ['string', 'null'], description: 'Why the memory is failed, or still pending after an error (retried until it passes)' },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

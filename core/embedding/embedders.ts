@@ -7,6 +7,7 @@ import { BatchingEmbedder } from './batching.js';
 import { CohereEmbedder } from './cohere.embedder.js';
 import type { Embedder } from './embedder.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
+import { LocalModelThread } from './local-model.thread.js';
 import { OpenAIEmbedder } from './openai.embedder.js';
 
 /** The model an index gets when it names none, and what plain `local` means. */
@@ -63,6 +64,8 @@ export function normalizeModelName(name: string): string {
  */
 export class Embedders {
   private readonly cache = new Map<string, Embedder>();
+  /** Runs every local model of this server, off the event loop. */
+  private readonly localThread = new LocalModelThread();
 
   constructor(
     private readonly config: Config,
@@ -111,11 +114,16 @@ export class Embedders {
     return embedder;
   }
 
+  /** Ends the local model thread (at shutdown); local embedding is refused afterwards. */
+  close(): Promise<void> {
+    return this.localThread.close();
+  }
+
   private create(name: string): Embedder {
     const [provider, modelName] = splitName(name);
     switch (provider) {
       case 'local':
-        return new LocalEmbedder(modelName, this.localSource(), this.logger);
+        return new LocalEmbedder(modelName, this.localSource(), this.logger, this.localThread);
       case 'cohere':
         return new CohereEmbedder(modelName, {
           apiKey: this.config.cohereApiKey as string,

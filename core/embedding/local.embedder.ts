@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FeatureExtractionPipeline } from '@huggingface/transformers';
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Embedder, InputType } from './embedder.js';
+import { LocalModelThread } from './local-model.thread.js';
 
 /** The models `local/<name>` can serve: where the hub keeps them and the vector length they give. */
 export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; dimension: number }>> = {
@@ -36,51 +36,24 @@ export function localModelProblem(name: string, source: LocalModelSource): strin
   );
 }
 
-// transformers' `env` is process-wide, so it is set once, by the first local model to load, and
-// every later embedder shares that model: the weights are the same wherever they were read from.
-let envSource: LocalModelSource | null = null;
-const pipelines = new Map<string, Promise<FeatureExtractionPipeline>>();
-
-async function loadPipeline(name: string, source: LocalModelSource, logger: Logger): Promise<FeatureExtractionPipeline> {
-  const started = Date.now();
-  // imported here so processes that never embed locally do not load onnxruntime
-  const { env, pipeline } = await import('@huggingface/transformers');
-  if (envSource === null) {
-    envSource = source;
-    if (source.localModelDir !== null) {
-      env.allowRemoteModels = false;
-      env.allowLocalModels = true;
-      env.localModelPath = source.localModelDir.endsWith(path.sep) ? source.localModelDir : source.localModelDir + path.sep;
-    } else {
-      env.allowRemoteModels = true;
-      env.cacheDir = source.cacheDir;
-    }
-  } else if (envSource.localModelDir !== source.localModelDir) {
-    logger.warn(
-      { model: `local/${name}`, using: envSource.localModelDir ?? 'hub', asked: source.localModelDir ?? 'hub' },
-      'local models are already configured in this process; keeping the first LOCAL_MODEL_DIR',
-    );
-  }
-  const id = envSource.localModelDir !== null ? name : (LOCAL_MODELS[name]?.hubId ?? name);
-  const loaded = await pipeline('feature-extraction', id, { dtype: 'q8' });
-  logger.info({ model: `local/${name}`, ms: Date.now() - started }, 'local embedding model loaded');
-  return loaded;
-}
-
 /**
- * A sentence-embedding model run in-process with transformers.js (int8 ONNX, mean pooling,
- * unit-length vectors). Loads on first use; every instance in the process shares one loaded
- * model per name. Texts longer than the model's 512 tokens are truncated, not rejected.
- * Symmetric models only: the input type does not change the vector.
+ * A sentence-embedding model run with transformers.js (int8 ONNX, mean pooling, unit-length
+ * vectors) on a worker thread of this process (`LocalModelThread`), so embedding never blocks
+ * the event loop. Loads on first use; embedders that share a thread share one loaded model per
+ * name. Texts longer than the model's 512 tokens are truncated, not rejected. Symmetric models
+ * only: the input type does not change the vector.
  */
 export class LocalEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 32;
+  private loaded = false;
 
   constructor(
     private readonly name: string,
     private readonly source: LocalModelSource,
     private readonly logger: Logger,
+    /** The thread that runs the model; the embedders of one server share one. */
+    private readonly thread: LocalModelThread = new LocalModelThread(),
   ) {
     if (LOCAL_MODELS[name] === undefined) {
       throw badRequest('unknown_embed_model', `There is no local model "${name}"; local models are ${Object.keys(LOCAL_MODELS).map((m) => `local/${m}`).join(', ')}.`);
@@ -99,37 +72,36 @@ export class LocalEmbedder implements Embedder {
    */
   async embed(texts: string[], _inputType: InputType): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    const extractor = await this.pipeline();
+    // checked per call, even when the thread already loaded the model: this embedder's
+    // LOCAL_MODEL_DIR is what its operator must fix
+    const problem = localModelProblem(this.name, this.source);
+    if (problem !== null) throw badRequest('embed_model_unavailable', problem);
     const dimension = await this.dimension();
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += this.maxBatch) {
-      const output = await extractor(texts.slice(start, start + this.maxBatch), { pooling: 'mean', normalize: true });
-      const data = output.data as Float32Array;
-      for (let offset = 0; offset < data.length; offset += dimension) {
-        // a copy, so one kept vector does not pin the whole batch's buffer
-        vectors.push(data.slice(offset, offset + dimension));
+      const started = Date.now();
+      let data: Float32Array;
+      try {
+        data = await this.thread.run({
+          name: this.name,
+          hubId: (LOCAL_MODELS[this.name] as { hubId: string }).hubId,
+          localModelDir: this.source.localModelDir,
+          cacheDir: this.source.cacheDir,
+          texts: texts.slice(start, start + this.maxBatch),
+        });
+      } catch (err) {
+        // a thread ended by shutdown is no fault of the model: the caller may retry later
+        if (this.thread.closing) throw unavailable('The embedding thread is shutting down; retry later.', 5);
+        throw this.loaded ? err : this.loadError(err);
       }
-      output.dispose();
+      if (!this.loaded) {
+        this.loaded = true;
+        this.logger.info({ model: this.model, ms: Date.now() - started }, 'local embedding model loaded');
+      }
+      // copies, so one kept vector does not pin the whole batch's buffer
+      for (let offset = 0; offset < data.length; offset += dimension) vectors.push(data.slice(offset, offset + dimension));
     }
     return vectors;
-  }
-
-  private pipeline(): Promise<FeatureExtractionPipeline> {
-    // checked per instance, even when another instance already loaded the model: this
-    // instance's LOCAL_MODEL_DIR is what its operator must fix
-    const problem = localModelProblem(this.name, this.source);
-    if (problem !== null) return Promise.reject(badRequest('embed_model_unavailable', problem));
-    let loading = pipelines.get(this.name);
-    if (loading === undefined) {
-      loading = loadPipeline(this.name, this.source, this.logger).catch((err: unknown) => {
-        // nothing loaded, so the next attempt may configure transformers afresh
-        pipelines.delete(this.name);
-        envSource = null;
-        throw this.loadError(err);
-      });
-      pipelines.set(this.name, loading);
-    }
-    return loading;
   }
 
   private loadError(err: unknown): Error {

@@ -13,7 +13,10 @@ export const DOCUMENT_LIMITS = {
   maxBytes: 10 * 1024 * 1024,
   /** Most documents in one knowledge base. */
   maxPerBase: 10_000,
-  /** Most characters of extracted text kept from one document. */
+  /**
+   * Most characters of text in one document: a text or Markdown upload over it is refused (400),
+   * any other document whose extracted text is over it ends `failed`. Never cut.
+   */
   maxTextChars: 5_000_000,
 } as const;
 
@@ -41,7 +44,7 @@ export function sourceTypeOf(filename: string, mimeType: string): SourceType | n
   return null;
 }
 
-/** A document whose text cannot be read: it ends `failed` with this message, and is not retried. */
+/** A document whose text cannot be read or is over a limit: it ends `failed` with this message, and is not retried. */
 export class UnreadableDocument extends Error {
   override name = 'UnreadableDocument';
 }
@@ -49,7 +52,8 @@ export class UnreadableDocument extends Error {
 /**
  * The text of a document: UTF-8 for text and Markdown, the visible text of HTML (html-to-text),
  * the text layer of a PDF (unpdf, pages separated by blank lines) and the paragraphs of a DOCX
- * (mammoth). Throws `UnreadableDocument` for a corrupt file or one without text.
+ * (mammoth). Throws `UnreadableDocument` for a corrupt file, one without text, or one whose text
+ * is over `DOCUMENT_LIMITS.maxTextChars`.
  */
 export async function documentText(source: Buffer, type: SourceType): Promise<string> {
   let text: string;
@@ -62,7 +66,28 @@ export async function documentText(source: Buffer, type: SourceType): Promise<st
   if (text.trim() === '') {
     throw new UnreadableDocument(type === 'pdf' ? 'The PDF has no text layer (a scan needs OCR first).' : `The ${type} document holds no text.`);
   }
-  return text.length > DOCUMENT_LIMITS.maxTextChars ? text.slice(0, DOCUMENT_LIMITS.maxTextChars) : text;
+  if (text.length > DOCUMENT_LIMITS.maxTextChars) throw new UnreadableDocument(overLimit(text.length));
+  return text;
+}
+
+/** Why a document of `chars` characters is refused. */
+export function overLimit(chars: number): string {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  return `The document's text is ${n(chars)} characters, over the limit of ${n(DOCUMENT_LIMITS.maxTextChars)}; split it into smaller documents.`;
+}
+
+/**
+ * The length in characters of a text or Markdown upload whose text is over
+ * `DOCUMENT_LIMITS.maxTextChars` (counted as the worker will: CRLF line ends as one), or null
+ * when it is within the limit or its text is known only once extracted (HTML, PDF, DOCX).
+ */
+export function uploadOverLimit(source: Buffer, type: SourceType): number | null {
+  if (type !== 'text' && type !== 'markdown') return null;
+  // UTF-8 never has fewer bytes than UTF-16 code units: only a large upload needs counting
+  if (source.length <= DOCUMENT_LIMITS.maxTextChars) return null;
+  let chars = source.toString('utf8').length;
+  for (let at = source.indexOf('\r\n'); at !== -1; at = source.indexOf('\r\n', at + 2)) chars -= 1;
+  return chars > DOCUMENT_LIMITS.maxTextChars ? chars : null;
 }
 
 async function read(source: Buffer, type: SourceType): Promise<string> {

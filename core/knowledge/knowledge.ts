@@ -10,8 +10,8 @@ import { newId, nowMs } from '../../lib/time.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
 import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../filter/filter.js';
-import { chunkText } from './chunking.js';
-import { documentText, DOCUMENT_LIMITS, UnreadableDocument, type SourceType } from './documents.js';
+import { DocumentReader } from './document-reader.js';
+import { DOCUMENT_LIMITS, overLimit, UnreadableDocument, uploadOverLimit, type SourceType } from './documents.js';
 import { KeywordIndexes } from './keyword.js';
 import type { Reranker } from './reranker.js';
 
@@ -36,6 +36,11 @@ export function chunking(input: { chunk_size?: number; chunk_overlap?: number })
 
 /** Reciprocal rank fusion's constant (Cormack et al.): ranks beyond the first few count less. */
 const RRF_K = 60;
+
+/** Embedding calls of one document in flight at once: enough to keep the model busy, few enough that other work gets a turn. */
+const EMBED_WINDOW = 2;
+/** Vectors per store call: each call is short, so requests are served between them. */
+const UPSERT_SLICE = 256;
 
 export interface KnowledgeBaseView {
   id: string;
@@ -112,6 +117,7 @@ export interface Citation {
  */
 export class Knowledge {
   readonly keyword: KeywordIndexes;
+  private readonly reader = new DocumentReader();
 
   constructor(
     private readonly db: Knex,
@@ -188,6 +194,8 @@ export class Knowledge {
       throw badRequest('document_too_large', `The document is ${input.content.length} bytes; the limit is ${DOCUMENT_LIMITS.maxBytes} bytes.`);
     }
     if (input.content.length === 0) throw badRequest('validation_failed', 'The document is empty.', [{ path: '/content', message: 'must not be empty' }]);
+    const chars = uploadOverLimit(input.content, input.source_type);
+    if (chars !== null) throw badRequest('document_too_large', overLimit(chars), [{ path: '/content', message: `must hold at most ${DOCUMENT_LIMITS.maxTextChars} characters` }]);
     const count = (await this.rows.documentCounts(projectId, [base.id])).get(base.id) ?? 0;
     if (count >= DOCUMENT_LIMITS.maxPerBase) {
       throw conflict(`Knowledge base "${name}" already holds ${count} documents, the most one base may hold.`, 'knowledge_full');
@@ -265,13 +273,10 @@ export class Knowledge {
     await this.rows.setStatus(this.db, projectId, doc.id, revision, { status: 'processing', updated_at: nowMs() });
     try {
       const source = (await this.rows.documentSource(projectId, doc.id)) as Buffer;
-      const text = await documentText(Buffer.from(source), doc.source_type as SourceType);
-      const chunks = chunkText(text, { size: base.chunk_size, overlap: base.chunk_overlap, markdown: doc.source_type === 'markdown' });
+      // reading and chunking run on a document thread, embedding on the model's thread
+      const { chunks } = await this.reader.read(source, doc.source_type as SourceType, { size: base.chunk_size, overlap: base.chunk_overlap });
       const spec = await this.collection(base.embed_model);
-      const vectors = await this.embedders.get(base.embed_model).embed(
-        chunks.map((c) => (c.heading ? `${c.heading}\n${c.text}` : c.text)),
-        'document',
-      );
+      const vectors = await this.embedAll(base.embed_model, chunks.map((c) => (c.heading ? `${c.heading}\n${c.text}` : c.text)));
       const metadata = JSON.parse(doc.metadata) as Record<string, unknown>;
       const rows: ChunkRow[] = chunks.map((c, i) => ({
         id: `${doc.id}:${i}`,
@@ -286,16 +291,18 @@ export class Knowledge {
       }));
       // vectors first: a search may briefly find a new chunk before its row, never a row without its vector
       await this.removeVectors(spec, projectId, { documentId: doc.id });
-      await this.store.upsert(
-        spec,
-        projectId,
-        rows.map((row, i) => ({
-          id: row.id,
-          values: vectors[i] as Float32Array,
-          columns: { kb_id: base.id, document_id: doc.id, filename: doc.filename, source_type: doc.source_type },
-          metadata,
-        })),
-      );
+      for (let i = 0; i < rows.length; i += UPSERT_SLICE) {
+        await this.store.upsert(
+          spec,
+          projectId,
+          rows.slice(i, i + UPSERT_SLICE).map((row, j) => ({
+            id: row.id,
+            values: vectors[i + j] as Float32Array,
+            columns: { kb_id: base.id, document_id: doc.id, filename: doc.filename, source_type: doc.source_type },
+            metadata,
+          })),
+        );
+      }
       const written = await this.db.transaction(async (trx) => {
         const current = await this.rows.document(projectId, doc.id, trx);
         if (current?.revision !== revision) return current !== undefined;
@@ -318,6 +325,26 @@ export class Knowledge {
       }
       throw err;
     }
+  }
+
+  /** Ends the document threads (at shutdown). */
+  close(): Promise<void> {
+    return this.reader.close();
+  }
+
+  /**
+   * Every text's vector, in order, asked for a batch at a time (a few batches in flight), so the
+   * embedder's other callers (memories, queries) get turns while a large document is embedded.
+   */
+  private async embedAll(model: string, texts: string[]): Promise<Float32Array[]> {
+    const embedder = this.embedders.get(model);
+    const batches: string[][] = [];
+    for (let i = 0; i < texts.length; i += embedder.maxBatch) batches.push(texts.slice(i, i + embedder.maxBatch));
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < batches.length; i += EMBED_WINDOW) {
+      for (const part of await Promise.all(batches.slice(i, i + EMBED_WINDOW).map((batch) => embedder.embed(batch, 'document')))) vectors.push(...part);
+    }
+    return vectors;
   }
 
   /** The `knowledge.purge` job: removes the vectors of a deleted base or document. */

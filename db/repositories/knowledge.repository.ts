@@ -52,6 +52,9 @@ export interface ChunkWithDocument extends ChunkRow {
   metadata: string;
 }
 
+/** Rows per statement when writing chunks. */
+const CHUNK_BATCH = 200;
+
 const DOCUMENT_COLUMNS = ['id', 'project_id', 'kb_id', 'filename', 'source_type', 'size', 'metadata', 'status', 'chunk_count', 'error', 'revision', 'created_at', 'updated_at'];
 
 /** Knowledge bases, documents and chunks; every query scoped by project. */
@@ -159,10 +162,20 @@ export class KnowledgeRepository {
     return trx('knowledge_documents').where({ project_id: projectId, id }).delete();
   }
 
-  /** Replaces a document's chunks. */
+  /**
+   * Replaces a document's chunks. The old ones are found by a plain read and deleted by primary
+   * key: a delete by (project_id, document_id) would, under REPEATABLE READ, also lock the gap
+   * where a new document's chunks go, and two documents processed at once then deadlock on
+   * each other's gap when they insert. Deleting rows by key locks only those rows.
+   */
   async replaceChunks(trx: Knex, projectId: string, documentId: string, chunks: ChunkRow[]): Promise<void> {
-    await trx('knowledge_chunks').where({ project_id: projectId, document_id: documentId }).delete();
-    if (chunks.length > 0) await trx.batchInsert('knowledge_chunks', chunks, 200);
+    const old = ((await trx('knowledge_chunks').where({ project_id: projectId, document_id: documentId }).select('id')) as Array<{ id: string }>).map((r) => r.id);
+    for (let i = 0; i < old.length; i += CHUNK_BATCH) {
+      await trx('knowledge_chunks').whereIn('id', old.slice(i, i + CHUNK_BATCH)).delete();
+    }
+    for (let i = 0; i < chunks.length; i += CHUNK_BATCH) {
+      await trx('knowledge_chunks').insert(chunks.slice(i, i + CHUNK_BATCH));
+    }
   }
 
   /** Chunks by id, with their documents' filename, source type and metadata. */

@@ -1,0 +1,56 @@
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Chunk } from './chunking.js';
+import { UnreadableDocument, type SourceType } from './documents.js';
+import type { ReadResult, ReadTask } from './document.worker.js';
+
+/** Linux nice steps the document threads give up, so the thread answering requests runs first. */
+const NICE_INCREMENT = 10;
+/** An idle document thread ends after this long (it holds the parsers' memory). */
+const IDLE_MS = 30_000;
+
+/**
+ * Reads documents' text and cuts it into chunks on worker threads (`document.worker.ts`), so a
+ * large PDF, HTML page or text file never holds the event loop that answers requests. Threads
+ * start on demand (at most one per core but one) and end when idle; `close()` ends them for good.
+ */
+export class DocumentReader {
+  private pool: Piscina<ReadTask, ReadResult> | null = null;
+  private closed = false;
+
+  /**
+   * The document's text and its chunks (`chunkText` with these options). Throws
+   * `UnreadableDocument` for a corrupt file, one without text, or one over the text limit.
+   */
+  async read(source: Buffer, type: SourceType, options: { size: number; overlap: number }): Promise<{ text: string; chunks: Chunk[] }> {
+    if (this.closed) throw new Error('The document reader was closed.');
+    this.pool ??= new Piscina<ReadTask, ReadResult>({
+      filename: fileURLToPath(new URL('./document.worker.ts', import.meta.url)),
+      minThreads: 0,
+      maxThreads: Math.max(1, os.availableParallelism() - 1),
+      idleTimeout: IDLE_MS,
+      niceIncrement: NICE_INCREMENT,
+    });
+    // a copy of exactly the document's bytes, handed over to the thread rather than cloned
+    const bytes = new Uint8Array(source.length);
+    bytes.set(source);
+    const result = await this.pool.run({ source: bytes, type, size: options.size, overlap: options.overlap }, { transferList: [bytes.buffer] });
+    if (!result.ok) throw new UnreadableDocument(result.reason);
+    const { text, starts, ends, headings } = result;
+    const chunks: Chunk[] = headings.map((heading, i) => {
+      const start = starts[i] as number;
+      const end = ends[i] as number;
+      return { text: text.slice(start, end), start, end, heading };
+    });
+    return { text, chunks };
+  }
+
+  /** Ends the threads; documents being read are rejected (their jobs run again later). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
+  }
+}

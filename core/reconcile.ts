@@ -1,0 +1,150 @@
+import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
+import type { IndexedRef, ReconcileRepository } from '../db/repositories/reconcile.repository.js';
+import type { VectorStore } from '../db/vectors/vector-store.js';
+import { envelope } from '../jobs/catalogue.js';
+import type { Logger } from '../lib/logger.js';
+import { nowMs } from '../lib/time.js';
+import type { QueueDriver } from '../workers/queue-driver.js';
+import type { Knowledge } from './knowledge/knowledge.js';
+import type { Memories } from './memories.js';
+
+export interface ReconcileOptions {
+  /** A pending row younger than this is left to the job its write queued. */
+  graceMs: number;
+  /** Most rows each check reads in one pass. */
+  pageSize: number;
+}
+
+/** What one pass did. `errors` names the checks that could not run (e.g. Milvus down); the next pass tries again. */
+export interface ReconcileReport {
+  /** Pending memories whose indexing job was gone and was queued again. */
+  memoriesRequeued: number;
+  /** Indexed memories compared with the vector store, and those whose vector was missing (queued again). */
+  memoriesChecked: number;
+  memoriesMissing: number;
+  /** Documents stuck before `ready` whose job was gone and was queued again. */
+  documentsRequeued: number;
+  /** Chunks of ready documents compared with the vector store, and documents processed again for a missing vector. */
+  chunksChecked: number;
+  documentsReprocessed: number;
+  errors: string[];
+}
+
+const MISSING = 'The vector was missing from the vector store; indexing again.';
+const MEMORY_CURSOR = 'memories.indexed';
+const CHUNK_CURSOR = 'knowledge.chunks';
+
+/**
+ * The repair pass behind the `index.reconcile` job (run at start-up and then on a schedule, once
+ * per interval across all workers): rows are the truth and vectors are derived, so it
+ *
+ * 1. queues `memory.index` again for memories pending longer than the grace period whose job is
+ *    no longer queued (lost with Redis, or dropped), and `document.process` for such documents;
+ * 2. compares a page of `indexed` memories with the vector store (resuming where the last pass
+ *    stopped) and re-indexes those whose vector is gone, e.g. after Milvus lost recent writes;
+ * 3. does the same for a page of knowledge chunks, processing their document again.
+ *
+ * Each check reads at most `pageSize` rows per pass, so a pass stays short however large the data;
+ * successive passes walk the whole table and start over.
+ */
+export class Reconciliation {
+  constructor(
+    private readonly rows: ReconcileRepository,
+    private readonly memoryRows: MemoriesRepository,
+    private readonly memories: Memories,
+    private readonly knowledge: Knowledge,
+    private readonly store: VectorStore,
+    private readonly queue: QueueDriver,
+    private readonly options: ReconcileOptions,
+  ) {}
+
+  async pass(log: Logger): Promise<ReconcileReport> {
+    const report: ReconcileReport = {
+      memoriesRequeued: 0,
+      memoriesChecked: 0,
+      memoriesMissing: 0,
+      documentsRequeued: 0,
+      chunksChecked: 0,
+      documentsReprocessed: 0,
+      errors: [],
+    };
+    const step = async (name: string, run: () => Promise<void>): Promise<void> => {
+      try {
+        await run();
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        report.errors.push(`${name}: ${message}`);
+        log.warn({ check: name, err: message }, 'reconciliation check did not finish; the next pass tries again');
+      }
+    };
+    const before = nowMs() - this.options.graceMs;
+    await step('pending memories', () => this.requeuePendingMemories(before, report));
+    await step('indexed memories', () => this.checkIndexedMemories(report));
+    await step('pending documents', () => this.requeuePendingDocuments(before, report));
+    await step('knowledge chunks', () => this.checkChunks(report));
+    return report;
+  }
+
+  private async requeuePendingMemories(before: number, report: ReconcileReport): Promise<void> {
+    for (const row of await this.rows.stalePendingMemories(before, this.options.pageSize)) {
+      if (await this.queue.requeue(indexJob(row))) report.memoriesRequeued += 1;
+    }
+  }
+
+  private async checkIndexedMemories(report: ReconcileReport): Promise<void> {
+    const page = await this.rows.indexedMemories(await this.rows.cursor(MEMORY_CURSOR), this.options.pageSize);
+    if (page.length > 0) {
+      const spec = await this.memories.collection();
+      for (const [projectId, refs] of groupBy(page, (r) => r.project_id)) {
+        const present = await this.store.existing(spec, projectId, refs.map((r) => r.id));
+        for (const ref of refs) {
+          if (present.has(ref.id)) continue;
+          report.memoriesMissing += 1;
+          // only if still that revision and indexed: a change meanwhile queued its own job
+          if ((await this.memoryRows.markEmbedding(projectId, ref.id, ref.revision, 'pending', MISSING)) === 1) await this.queue.requeue(indexJob(ref));
+        }
+      }
+      report.memoriesChecked += page.length;
+    }
+    const last = page.length < this.options.pageSize ? '' : (page[page.length - 1] as IndexedRef).id;
+    await this.rows.setCursor(MEMORY_CURSOR, last, nowMs());
+  }
+
+  private async requeuePendingDocuments(before: number, report: ReconcileReport): Promise<void> {
+    for (const doc of await this.rows.stalePendingDocuments(before, this.options.pageSize)) {
+      const job = envelope('document.process', { projectId: doc.project_id, documentId: doc.id, revision: doc.revision });
+      if (await this.queue.requeue(job)) report.documentsRequeued += 1;
+    }
+  }
+
+  private async checkChunks(report: ReconcileReport): Promise<void> {
+    const { chunks, last } = await this.rows.chunks(await this.rows.cursor(CHUNK_CURSOR), this.options.pageSize);
+    const redo = new Map<string, { projectId: string; kbName: string }>();
+    for (const [key, refs] of groupBy(chunks, (c) => `${c.project_id}\u0000${c.embed_model}`)) {
+      const [projectId, embedModel] = key.split('\u0000') as [string, string];
+      const present = await this.store.existing(await this.knowledge.collection(embedModel), projectId, refs.map((c) => c.id));
+      for (const chunk of refs) if (!present.has(chunk.id)) redo.set(chunk.document_id, { projectId, kbName: chunk.kb_name });
+    }
+    for (const [documentId, { projectId, kbName }] of redo) {
+      await this.knowledge.reprocess(projectId, kbName, documentId);
+      report.documentsReprocessed += 1;
+    }
+    report.chunksChecked += chunks.length;
+    await this.rows.setCursor(CHUNK_CURSOR, last, nowMs());
+  }
+}
+
+function indexJob(row: IndexedRef) {
+  return envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision });
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k);
+    if (list) list.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}

@@ -1,0 +1,256 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createLogger } from '../../lib/logger.js';
+import { reachable } from '../../lib/reachable.js';
+import { freePort, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+
+// Indexing never loses a write: a transient failure (the embedder or Milvus unavailable) leaves a
+// memory pending with the reason until it is indexed, and reconciliation repairs what the queue
+// cannot see (a job gone with its queue, a vector gone from the store).
+
+const log = createLogger('silent');
+
+interface Memory {
+  id: string;
+  memory: string;
+  embedding_status: string;
+  embedding_error: string | null;
+}
+
+/** mem0 calls of one project. */
+function mem0(t: TestRuntime, key: string) {
+  const auth = token(key);
+  return {
+    async add(user: string, texts: string[]): Promise<Memory[]> {
+      const res = await t.http
+        .post('/v3/memories/add/')
+        .set('Authorization', auth)
+        .send({ messages: texts.map((content) => ({ role: 'user', content })), user_id: user, infer: false });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.results as Memory[];
+    },
+    async get(id: string): Promise<Memory> {
+      const res = await t.http.get(`/v1/memories/${id}/`).set('Authorization', auth);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body as Memory;
+    },
+    /** Ids the search finds for the user, or the HTTP status when it fails. */
+    async search(user: string, query: string, topK = 100): Promise<string[] | number> {
+      const res = await t.http.post('/v3/memories/search/').set('Authorization', auth).send({ query, filters: { user_id: user }, top_k: topK });
+      if (res.status !== 200) return res.status;
+      return (res.body.results as Array<{ id: string }>).map((r) => r.id);
+    },
+  };
+}
+
+describe(`indexing recovery (${PROFILE})`, function () {
+  this.timeout(120_000);
+
+  it('re-indexes a memory whose vector went missing from the store, and queues again one left pending without a job', async () => {
+    const t = await startRuntime({ env: { RECONCILE_INTERVAL_MS: '3600000', RECONCILE_GRACE_MS: '0' } });
+    try {
+      const { key, projectId } = await newProject(t);
+      const api = mem0(t, key);
+      const user = unique('u');
+      const [lost, stuck] = (await api.add(user, ['I keep my bicycle in the garden shed', 'My favourite tea is smoky lapsang souchong'])) as [Memory, Memory];
+      expect(lost.embedding_status).to.equal('pending');
+      await waitFor(async () => (await api.get(lost.id)).embedding_status === 'indexed' && (await api.get(stuck.id)).embedding_status === 'indexed', {
+        timeoutMs: 60_000,
+        message: 'both memories indexed',
+      });
+
+      // what a Milvus restart that lost recent writes leaves: the row says indexed, the vector is gone
+      const spec = await t.runtime.memories.collection();
+      await t.runtime.vectors.deleteByIds(spec, projectId, [lost.id, stuck.id]);
+      // and a row pending whose job is gone (its queue lost, its worker's attempts spent)
+      await t.runtime.db('memories').where({ id: stuck.id }).update({ embedding_status: 'pending', embedding_error: 'Milvus is unreachable (upsert); retry later' });
+      expect(await api.search(user, 'where is the bicycle?')).to.deep.equal([]);
+      expect((await api.get(stuck.id)).embedding_error).to.match(/Milvus is unreachable/);
+
+      await waitFor(
+        async () => {
+          await t.runtime.reconciliation.pass(log);
+          const found = await api.search(user, 'bicycle shed tea');
+          return Array.isArray(found) && found.length === 2 && (await api.get(lost.id)).embedding_status === 'indexed' && (await api.get(stuck.id)).embedding_status === 'indexed';
+        },
+        { timeoutMs: 60_000, intervalMs: 200, message: 'both memories searchable again after reconciliation' },
+      );
+      expect((await api.get(stuck.id)).embedding_error).to.equal(null);
+      expect([...(await t.runtime.vectors.existing(spec, projectId, [lost.id, stuck.id]))].sort()).to.deep.equal([lost.id, stuck.id].sort());
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps memories written while the embedder is unavailable pending with the reason, and makes them searchable once it is back', async () => {
+    const empty = tempDir('cairn-no-model-');
+    const shared: Record<string, string> = isProduction ? {} : { DATA_DIR: tempDir() };
+    const first = await startRuntime({ env: { ...shared, LOCAL_MODEL_DIR: empty, RECONCILE_GRACE_MS: '0' } });
+    const user = unique('u');
+    const { key } = await newProject(first);
+    let written: Memory[];
+    try {
+      const api = mem0(first, key);
+      written = await api.add(user, ['I was born in Lisbon', 'I play the cello on Sundays', 'My dog is called Biscuit']);
+      expect(written).to.have.length(3);
+      for (const m of written) {
+        const seen = await waitFor(
+          async () => {
+            const now = await api.get(m.id);
+            return now.embedding_error ? now : null;
+          },
+          { timeoutMs: 30_000, message: 'the indexing error recorded on the memory' },
+        );
+        // a missing model is an operator's fix away: retried, not failed
+        expect(seen.embedding_status).to.equal('pending');
+        expect(seen.embedding_error).to.match(/LOCAL_MODEL_DIR/);
+      }
+      await new Promise((r) => setTimeout(r, 3_000));
+      for (const m of written) expect((await api.get(m.id)).embedding_status, 'still pending after several retries').to.equal('pending');
+    } finally {
+      await first.close();
+    }
+
+    // the model arrives; a new process on the same data (embedded: same DATA_DIR; production: same
+    // database, and a queue of its own, so the first process's jobs are gone with its queue)
+    const second = await startRuntime({ env: { ...shared, RECONCILE_GRACE_MS: '0', RECONCILE_INTERVAL_MS: '1000' } });
+    try {
+      const api = mem0(second, key);
+      await waitFor(
+        async () => {
+          const found = await api.search(user, 'Lisbon cello dog');
+          return Array.isArray(found) && found.length === 3 ? found : null;
+        },
+        { timeoutMs: 90_000, intervalMs: 250, message: 'the memories written without a model searchable' },
+      );
+      for (const m of written) {
+        const now = await api.get(m.id);
+        expect(now.embedding_status).to.equal('indexed');
+        expect(now.embedding_error).to.equal(null);
+      }
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+/** A Milvus Lite of this test's own, which it may stop and start again on the same data. */
+class PrivateMilvus {
+  private child: ChildProcess | undefined;
+  private output = '';
+  readonly dataDir = tempDir('cairn-milvus-');
+
+  constructor(readonly port: number) {}
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const bin = path.join(repoRoot, '.cache/milvus-venv/bin/milvus-lite');
+    const child = spawn(bin, ['server', '--data-dir', this.dataDir, '--host', '127.0.0.1', '--port', String(this.port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-4000)));
+    child.stderr?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-4000)));
+    this.child = child;
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`milvus-lite exited ${child.exitCode}: ${this.output}`);
+        return reachable(this.address, this.port, 500);
+      },
+      { timeoutMs: 60_000, intervalMs: 200, message: `Milvus Lite on ${this.port}` },
+    );
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+if (isProduction) {
+  describe('indexing through a Milvus restart', function () {
+    this.timeout(240_000);
+    let milvus: PrivateMilvus;
+    let t: TestRuntime | undefined;
+
+    before(async () => {
+      milvus = new PrivateMilvus(await freePort());
+      await milvus.start();
+    });
+    after(async () => {
+      await t?.close();
+      await milvus.stop();
+    });
+
+    it('acknowledges writes during the outage, serves search again after the restart without restarting Cairn, and loses and duplicates nothing', async () => {
+      t = await startRuntime({
+        env: { MILVUS_ADDRESS: milvus.address, MILVUS_TIMEOUT_MS: '3000', RECONCILE_INTERVAL_MS: '1000', RECONCILE_GRACE_MS: '2000' },
+      });
+      const { key } = await newProject(t);
+      const api = mem0(t, key);
+      const user = unique('u');
+      const texts = (from: number, n: number) => Array.from({ length: n }, (_, i) => `Note number ${from + i} about topic ${(from + i) % 7}`);
+      const written: Memory[] = [];
+      for (let i = 0; i < 40; i += 10) written.push(...(await api.add(user, texts(i, 10))));
+      await waitFor(async () => (await api.search(user, 'note about a topic') as string[]).length === 40, { timeoutMs: 60_000, message: '40 memories searchable before the outage' });
+
+      await milvus.stop();
+      for (let i = 40; i < 100; i += 10) written.push(...(await api.add(user, texts(i, 10))));
+      expect(written, 'every write acknowledged during the outage').to.have.length(100);
+      const during = await api.search(user, 'note');
+      expect(during, 'search during the outage is a 503, not a 500').to.equal(503);
+      await waitFor(async () => (await api.get((written[99] as Memory).id)).embedding_error?.match(/Milvus/) ?? null, {
+        timeoutMs: 30_000,
+        message: 'the outage recorded on a pending memory',
+      });
+      expect((await api.get((written[99] as Memory).id)).embedding_status).to.equal('pending');
+
+      await milvus.start();
+      const startedAt = Date.now();
+      await waitFor(async () => Array.isArray(await api.search(user, 'note')), { timeoutMs: 30_000, message: 'search answering again after the restart' });
+      const ids = await waitFor(
+        async () => {
+          const found = await api.search(user, 'note about a topic');
+          return Array.isArray(found) && found.length === 100 ? found : null;
+        },
+        { timeoutMs: 150_000, intervalMs: 500, message: 'all 100 memories searchable after the restart' },
+      );
+      const caughtUpMs = Date.now() - startedAt;
+      expect(new Set(ids).size, 'no memory found twice').to.equal(100);
+      expect([...new Set(ids)].sort()).to.deep.equal(written.map((m) => m.id).sort());
+      for (const m of written) expect((await api.get(m.id)).embedding_status).to.equal('indexed');
+      process.stdout.write(`      caught up ${caughtUpMs} ms after Milvus restarted\n`);
+    });
+  });
+
+  describe('extraction while Redis is down', function () {
+    this.timeout(60_000);
+
+    it('answers 503 with Retry-After within its limit instead of waiting for Redis', async () => {
+      const port = await freePort();
+      const t = await startRuntime({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, EXTRACT_TIMEOUT_MS: '5000' } });
+      try {
+        const { key } = await newProject(t);
+        const auth = token(key);
+        const schema = unique('lead').toLowerCase();
+        const created = await t.http
+          .post('/v1/schemas')
+          .set('Authorization', auth)
+          .send({ name: schema, json_schema: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] } });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        const started = Date.now();
+        const res = await t.http.post(`/v1/records/${schema}/extract`).set('Authorization', auth).send({ text: 'Reach me at jane@acme.com', user_id: 'u' });
+        const took = Date.now() - started;
+        expect(res.status, JSON.stringify(res.body)).to.equal(503);
+        expect(res.headers['retry-after']).to.match(/^\d+$/);
+        expect(took, `answered in ${took} ms`).to.be.below(5_000 + 1_000);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
