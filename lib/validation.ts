@@ -53,3 +53,52 @@ export function assertValid<T>(validate: ValidateFunction<T>, data: unknown, roo
     : `Invalid ${what}.`;
   throw badRequest('validation_failed', detail, errors);
 }
+
+/** How deeply a request's JSON may nest objects and arrays. */
+export const MAX_JSON_DEPTH = 64;
+
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** True when `text` holds a UTF-16 surrogate without its pair (not a Unicode string: no storage keeps it). */
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
+
+/**
+ * Refuses request JSON that nothing downstream could handle safely: nested deeper than
+ * `MAX_JSON_DEPTH` (serialising or walking it recursively would overflow the stack), or holding
+ * a string or key with a lone surrogate (stored, it would turn into replacement characters and
+ * never match again). Walks the value with an explicit stack, never recursively.
+ */
+export function assertSafeJson(value: unknown, what = 'request body'): void {
+  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const item = stack.pop() as { value: unknown; depth: number; path: string };
+    const current = item.value;
+    if (typeof current === 'string') {
+      if (hasLoneSurrogate(current)) throw loneSurrogate(what, item.path);
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    const depth = item.depth + 1;
+    if (depth > MAX_JSON_DEPTH) {
+      throw badRequest('too_deep', `The ${what} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, [
+        { path: item.path === '' ? '/' : item.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+    if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], depth, path: `${item.path}/${i}` });
+    } else {
+      for (const [key, child] of Object.entries(current as Record<string, unknown>)) {
+        const path = `${item.path}/${pointerToken(key)}`;
+        if (hasLoneSurrogate(key)) throw loneSurrogate(what, path);
+        stack.push({ value: child, depth, path });
+      }
+    }
+  }
+}
+
+const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+const loneSurrogate = (what: string, path: string) =>
+  badRequest('invalid_unicode', `The ${what} holds a string with an unpaired UTF-16 surrogate (such as "\\ud800"), which is not valid Unicode text.`, [
+    { path: path === '' ? '/' : path, message: 'holds an unpaired surrogate' },
+  ]);
