@@ -84,17 +84,33 @@ export class Ledger {
     return this.writes.filter((w) => w.id);
   }
 
-  private async searchable(write: Write): Promise<boolean> {
+  /** Whether a search filtered by the write's user finds it; `undefined` when search did not answer. */
+  private async searchable(write: Write): Promise<boolean | undefined> {
     const res = await this.stack
       .http()
       .post('/v3/memories/search/')
       .set('Authorization', this.stack.auth())
       .timeout({ response: 10_000 })
-      .send({ query: write.text, filters: { user_id: write.userId }, top_k: 5 });
-    if (res.status !== 200) return false;
+      .send({ query: write.text, filters: { user_id: write.userId }, top_k: 5 })
+      .catch(() => undefined);
+    if (res?.status !== 200) return undefined;
     const ids: string[] = res.body.results.map((r: { id: string }) => r.id);
     if (new Set(ids).size !== ids.length) throw new Error(`search for ${write.userId} returned one memory twice: ${ids.join(', ')}`);
     return ids.includes(write.id as string);
+  }
+
+  /**
+   * Searches for each write of `pending` (8 at a time) and removes those found. Stops at the first
+   * search that does not answer, or at `deadline`: one pass must not outlast the wait it serves.
+   */
+  private async findSearchable(pending: Set<Write>, deadline: number): Promise<void> {
+    const queue = [...pending];
+    while (queue.length > 0 && Date.now() < deadline) {
+      const batch = queue.splice(0, 8);
+      const found = await Promise.all(batch.map((w) => this.searchable(w)));
+      batch.forEach((w, i) => found[i] && pending.delete(w));
+      if (found.includes(undefined)) return;
+    }
   }
 
   /** Rows of this run's users: how many per user, and how many are indexed. */
@@ -118,7 +134,7 @@ export class Ledger {
         async () => {
           const { indexed } = await this.rows();
           if (indexed < acked.length) return false;
-          for (const write of [...pending]) if (await this.searchable(write)) pending.delete(write);
+          await this.findSearchable(pending, Date.now() + 30_000);
           return pending.size === 0;
         },
         { timeoutMs, intervalMs: 1_000, message: `${caseName}: every acknowledged write searchable` },
@@ -128,8 +144,8 @@ export class Ledger {
       // counted below: what is still missing is reported as lost
     }
     const { perUser, indexed } = await this.rows();
-    let searchable = 0;
-    for (const write of acked) if (!pending.has(write) || (await this.searchable(write))) searchable += 1;
+    await this.findSearchable(pending, Date.now() + 30_000);
+    const searchable = acked.length - pending.size;
     const stored = acked.filter((w) => (perUser.get(w.userId) ?? 0) > 0).length;
     const duplicated = [...perUser.values()].reduce((sum, c) => sum + Math.max(0, c - 1), 0);
     const tally: Tally = {
