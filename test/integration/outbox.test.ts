@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { JOB_ATTEMPTS } from '../../workers/queue-driver.js';
 import {
   freePort,
   isProduction,
@@ -189,7 +190,7 @@ describe('outbox and queue', () => {
         }
       });
 
-      it('enqueues with attempts, exponential backoff, bounded retention and idempotent job ids', async () => {
+      it('enqueues with unbounded attempts, capped exponential backoff, bounded retention and idempotent job ids', async () => {
         const t = await startRuntime({ role: 'api' });
         try {
           const job = { name: 'probe.touch' as const, jobId: `probe.touch-${unique('x')}`, payload: { projectId: 'p', probeId: 'x' } };
@@ -197,8 +198,9 @@ describe('outbox and queue', () => {
           await t.runtime.queue.dispatch(job);
           const [queue] = t.runtime.bullQueues();
           const stored = await queue!.getJob(job.jobId);
-          expect(stored?.opts.attempts).to.equal(5);
-          expect(stored?.opts.backoff).to.deep.equal({ type: 'exponential', delay: 1000 });
+          // transient failures retry for as long as it takes (1 s doubling, capped at 60 s)
+          expect(stored?.opts.attempts).to.equal(JOB_ATTEMPTS).and.to.be.at.least(1_000_000);
+          expect(stored?.opts.backoff).to.deep.equal({ type: 'capped' });
           expect(stored?.opts.removeOnComplete).to.deep.include({ count: 1000 });
           expect(stored?.opts.removeOnFail).to.deep.include({ count: 5000 });
           expect(await queue!.getWaitingCount()).to.equal(1);
