@@ -41,6 +41,9 @@ const MIN_MATCH = 0.4;
  */
 const MAX_DOCUMENT_SHARE = 0.5;
 
+/** Chunks indexed between two turns of the event loop while a base's index is built. */
+const BUILD_SLICE = 20;
+
 const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
 
 /** The distinct search terms of a query, as the index sees them. */
@@ -116,9 +119,15 @@ export class KeywordIndexes {
   private async build(projectId: string, kbId: string, revision: number): Promise<BaseIndex> {
     const rows = await this.rows.chunksOfBase(projectId, kbId);
     const index = new MiniSearch({ fields: ['text', 'heading'], idField: 'id', processTerm: keywordTerm });
-    index.addAll(rows.map((r) => ({ id: r.id, text: r.text, heading: r.heading ?? '' })));
+    // a base of thousands of chunks takes seconds to index: in slices, so requests are served between them
+    await index.addAllAsync(
+      rows.map((r) => ({ id: r.id, text: r.text, heading: r.heading ?? '' })),
+      { chunkSize: BUILD_SLICE },
+    );
     const documentFrequency = new Map<string, number>();
-    for (const r of rows) {
+    for (let i = 0; i < rows.length; i += 1) {
+      if (i > 0 && i % BUILD_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const r = rows[i] as ChunkWithDocument;
       for (const term of queryTerms(`${r.text} ${r.heading ?? ''}`)) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
     }
     return { revision, index, chunks: new Map(rows.map((r) => [r.id, r])), documentFrequency };
