@@ -170,7 +170,7 @@ export function knowledgeRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, 
     method: 'post',
     path: '/v1/knowledge/:name/documents',
     operationId: 'addDocument',
-    summary: `Add a document: JSON {filename, content, source_type: text | markdown | html} or a multipart upload (field "file": txt, md, html, pdf or docx; optional fields filename, source_type, metadata as JSON). At most ${DOCUMENT_LIMITS.maxBytes} bytes and ${DOCUMENT_LIMITS.maxPerBase} documents per base. Answers 202 with status uploaded; a worker moves it to processing, then ready (chunk_count set) or failed (error set).`,
+    summary: `Add a document: JSON {filename, content, source_type: text | markdown | html} or a multipart upload (field "file": txt, md, html, pdf or docx; optional fields filename, source_type, metadata as JSON). At most ${DOCUMENT_LIMITS.maxBytes} bytes (413 over it), ${DOCUMENT_LIMITS.maxTextChars} characters of text (text or Markdown over it: 400 document_too_large; HTML, PDF or DOCX whose extracted text is over it: failed, never cut) and ${DOCUMENT_LIMITS.maxPerBase} documents per base. Answers 202 with status uploaded; a worker moves it to processing, then ready (chunk_count set) or failed (error set).`,
     tag: TAG,
     auth: 'token',
     body: {
