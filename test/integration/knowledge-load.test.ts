@@ -51,7 +51,7 @@ describe(`knowledge under load (${PROFILE})`, function () {
   describe('a large document', () => {
     const KEY = 'load-test-bootstrap-key-0123456789';
     /** Big enough that reading, chunking and embedding it would freeze an event loop for seconds. */
-    const CHARS = Number(process.env.LOAD_TEST_DOC_CHARS ?? 150_000);
+    const CHARS = Number(process.env.LOAD_TEST_DOC_CHARS ?? 250_000);
     const procs: CairnProcess[] = [];
     afterEach(async () => {
       for (const p of procs.splice(0)) await p.kill('SIGKILL');
