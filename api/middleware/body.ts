@@ -1,6 +1,7 @@
 import coBody from 'co-body';
 import type { Middleware } from 'koa';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../../lib/errors.js';
+import { assertSafeJson } from '../../lib/validation.js';
 
 const JSON_TYPES = ['application/json', 'application/merge-patch+json', '+json'];
 
@@ -35,6 +36,8 @@ export function jsonBody(limitBytes: number): Middleware {
       const position = /position (\d+)/.exec(e.message ?? '')?.[1];
       throw badRequest('malformed_json', `The request body is not valid JSON${position !== undefined ? ` (error at character ${position})` : ''}.`);
     }
+    // Once for every JSON body, before any schema or handler sees it.
+    assertSafeJson(ctx.state.rawBody);
     return next();
   };
 }
