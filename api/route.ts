@@ -123,10 +123,16 @@ export function coerceQuery(schema: JsonSchema, query: Record<string, string | s
   return out;
 }
 
+/**
+ * The largest offset a list takes: 2^31 - 1, which every database binds as a plain integer
+ * (SQLite overflows past 2^63 - 1, and MariaDB reads a longer literal as a syntax error).
+ */
+export const MAX_OFFSET = 2_147_483_647;
+
 /** Paging parameters every list accepts. */
 export const PAGING_QUERY = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' },
-  offset: { type: 'integer', minimum: 0, default: 0, description: 'Default 0.' },
+  offset: { type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0, description: `Default 0; at most ${MAX_OFFSET}.` },
 } as const;
 
 /** The `{detail, code, errors?}` error body of /v1 and /v3. */
@@ -139,6 +145,22 @@ export const ERROR_SCHEMA: JsonSchema = {
     errors: {
       type: 'array',
       items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+/** The `{error: {code, message}}` body of registry paths. */
+export const REGISTRY_ERROR: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', enum: ['unauthenticated', 'forbidden', 'not_found', 'invalid_argument', 'conflict', 'unavailable', 'internal'] },
+        message: { type: 'string' },
+      },
     },
   },
 };

@@ -27,6 +27,8 @@ const MEMORY_VIEW = {
 const show = (m: MemoryView) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) });
 const showHistory = (h: HistoryView) => ({ ...h, created_at: iso(h.created_at), updated_at: iso(h.updated_at) });
 const notFound = { 404: { description: 'No such memory in this project', schema: ERROR_SCHEMA } };
+/** The last page a list reaches: its offset stays well within what every database binds. */
+const MAX_PAGE = 1_000_000;
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
@@ -76,7 +78,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { page: { type: 'integer', minimum: 1, default: 1 }, page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      properties: { page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
     },
     responses: {
       200: {
@@ -91,7 +93,9 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     async handler(ctx) {
       const { page = 1, page_size = 50 } = ctx.state.query ?? {};
       const { count, results } = await memories.list(ctx.state.principal.projectId, ctx.state.body.filters, page, page_size);
-      const link = (p: number) => `${ctx.origin}${ctx.path}?page=${p}&page_size=${page_size}`;
+      // Absolute links on the origin the client called, as mem0's client follows them (Koa's
+      // ctx.origin is the Origin request header, absent on most API calls).
+      const link = (p: number) => `${ctx.protocol}://${ctx.host}${ctx.path}?page=${p}&page_size=${page_size}`;
       ctx.body = {
         count,
         next: page * page_size < count ? link(page + 1) : null,
