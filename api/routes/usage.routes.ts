@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route.js';
 import type { RouteDeps } from './deps.js';
 
-const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A UTC day, YYYY-MM-DD.' } as const;
+const DAY = { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A UTC day, YYYY-MM-DD (a real date).' } as const;
 
 /** `GET /v1/usage`: metered operations of the calling project by day. */
 export function usageRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
