@@ -4,6 +4,7 @@ import type { Runtime } from '../lib/runtime.js';
 import { requireAdmin, requireApiKey, requireIdToken } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
+import { wellFormedUri } from './middleware/uri.js';
 import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
@@ -65,9 +66,11 @@ export function createApp(runtime: Runtime): Koa {
 
   app.use(requestContext(runtime.log, runtime.metrics));
   app.use(errorHandler());
+  app.use(wellFormedUri());
   if (board) app.use(board);
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  // Sets 405 (or 501 for a method no route uses) with Allow; the error handler answers both as 405.
+  app.use(router.allowedMethods());
   Object.defineProperty(app, ROUTES, { value: catalog.routes });
   return app;
 }

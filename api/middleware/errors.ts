@@ -17,6 +17,11 @@ export function errorHandler(): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
       }
+      // The router's answer to a method the path (or every route) does not take, with Allow set.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        const allow = ctx.response.get('Allow');
+        throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}${allow ? `; use ${allow}` : ''}.`, undefined, { Allow: allow });
+      }
     } catch (err) {
       const error = toAppError(err, ctx.method, ctx.path);
       if (error.status >= 500 && !(err instanceof AppError)) {
@@ -46,7 +51,7 @@ function toAppError(err: unknown, method: string, path: string): AppError {
     return new AppError(405, 'method_not_allowed', `${method} is not allowed on ${path}.`);
   }
   if (status === 501) {
-    return new AppError(501, 'not_implemented', `${method} is not supported.`);
+    return new AppError(405, 'method_not_allowed', `${method} is not supported.`);
   }
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const message = (err as { expose?: boolean; message?: string }).expose ? (err as Error).message : 'Bad request.';
