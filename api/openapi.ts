@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../lib/validation.js';
-import type { RouteCatalog } from './route.js';
+import { isRegistryPath } from './middleware/errors.js';
+import { ERROR_SCHEMA, REGISTRY_ERROR, type ResponseSpec, type RouteCatalog, type RouteSpec } from './route.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the same route specs (and so the same ajv schemas)
@@ -30,7 +31,7 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       tags: [route.tag],
       parameters: [...pathParams, ...queryParams],
       responses: Object.fromEntries(
-        Object.entries(route.responses).map(([status, r]) => [
+        Object.entries(withCommonErrors(route)).map(([status, r]) => [
           status,
           r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description },
         ]),
@@ -71,4 +72,25 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
     },
     paths,
   };
+}
+
+/**
+ * The errors every operation of a kind can answer, added where a route does not describe them
+ * itself: 400 (every operation validates its query string, and its body when it takes one), 401
+ * (authenticated operations), 413 and 415 (operations that read a body).
+ */
+function withCommonErrors(route: RouteSpec<unknown, unknown>): Record<number, ResponseSpec> {
+  const responses: Record<number, ResponseSpec> = { ...route.responses };
+  const schema = isRegistryPath(route.path) ? REGISTRY_ERROR : ERROR_SCHEMA;
+  const add = (status: number, description: string) => {
+    responses[status] ??= { description, schema };
+  };
+  add(400, 'Invalid input');
+  if (route.auth === 'token') add(401, 'Missing or invalid API key');
+  if (route.auth === 'admin') add(401, 'Missing or invalid admin token');
+  if (route.body) {
+    add(413, 'The body is over the size limit');
+    add(415, route.upload ? 'Neither JSON nor multipart/form-data' : 'The body is not JSON');
+  }
+  return responses;
 }

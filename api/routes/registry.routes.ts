@@ -3,29 +3,13 @@ import type { RegistryCaller } from '../../core/registry/identity.js';
 import { MAX_VERSION_LENGTH, type PublishInput, type RegistryMemberView, type RegistryVersionView } from '../../core/registry/registry.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import type { JsonSchema } from '../../lib/validation.js';
-import { PAGING_QUERY, type ResponseSpec, type RouteSpec } from '../route.js';
+import { PAGING_QUERY, REGISTRY_ERROR, type ResponseSpec, type RouteSpec } from '../route.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Registry';
 const BASE = '/projects/:owner/:project';
 const MAX_TEXT = 10_000;
 
-/** The `{error: {code, message}}` body of registry paths. */
-const REGISTRY_ERROR: JsonSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string', enum: ['unauthenticated', 'forbidden', 'not_found', 'invalid_argument', 'conflict', 'unavailable', 'internal'] },
-        message: { type: 'string' },
-      },
-    },
-  },
-};
 
 const VERSION_VIEW = {
   type: 'object',
