@@ -493,6 +493,11 @@ export class Schemas {
     return toVersion(row);
   }
 
+  /** Whether the project has a record schema of that name. */
+  async exists(projectId: string, name: string): Promise<boolean> {
+    return this.repository.exists(projectId, name);
+  }
+
   /** The latest version, or `version` when given. 404 for an unknown schema or version. */
   async get(projectId: string, name: string, version?: number): Promise<SchemaVersion> {
     const row = await this.repository.findByName(projectId, name, version);

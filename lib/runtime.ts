@@ -168,7 +168,7 @@ export class Runtime {
     });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
     this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
-    this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels);
+    this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas);
     this.projectSpecs = new ProjectSpecs({
       agents: this.agents,
       knowledge: this.knowledge,

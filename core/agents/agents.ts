@@ -4,6 +4,7 @@ import { badRequest, conflict, notFound, type FieldError } from '../../lib/error
 import { newId, nowMs } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
+import type { Schemas } from '../schemas.js';
 import type { Secrets } from '../secrets.js';
 import { compileCondition, compileValue } from './conditions.js';
 import { GUARDRAIL_CHECKS, type GuardrailSide } from './guardrails.js';
@@ -224,11 +225,28 @@ function pathParams(url: string): string[] {
   return [...url.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] as string);
 }
 
+/** What a flow's nodes may refer to; a set left out is not checked. */
+export interface FlowReferences {
+  knowledge?: ReadonlySet<string>;
+  schemas?: ReadonlySet<string>;
+  tools?: ReadonlySet<string>;
+}
+
+/** The knowledge bases and record schemas a flow's nodes name. */
+export function flowReferences(flow: Flow): { knowledge: string[]; schemas: string[] } {
+  const nodes = Object.values(flow.nodes);
+  return {
+    knowledge: [...new Set(nodes.flatMap((n) => (n.type === 'retrieve' ? (n.knowledge ?? []) : [])))],
+    schemas: [...new Set(nodes.flatMap((n) => (n.type === 'extract' && n.schema !== undefined ? [n.schema] : [])))],
+  };
+}
+
 /**
  * Checks a flow: the start and every `next`/`then`/`else` name a node, each node has the fields
- * its type needs, and its CEL compiles. Every problem is listed in one 400.
+ * its type needs, and its CEL compiles; with `known`, the knowledge bases, record schemas and
+ * tools its nodes name exist. Every problem is listed in one 400.
  */
-export function validateFlow(flow: Flow): void {
+export function validateFlow(flow: Flow, known: FlowReferences = {}): void {
   const problems: FieldError[] = [];
   const ids = Object.keys(flow.nodes);
   if (ids.length > FLOW_LIMITS.nodes) problems.push({ path: '/flow/nodes', message: `at most ${FLOW_LIMITS.nodes} nodes` });
@@ -252,12 +270,19 @@ export function validateFlow(flow: Flow): void {
           ref(`${at}/else`, node.else);
           if (node.if !== undefined) compileCondition(node.if, 'flow', `${at}/if`);
           break;
+        case 'retrieve':
+          (node.knowledge ?? []).forEach((kb, i) => {
+            if (known.knowledge && !known.knowledge.has(kb)) problems.push({ path: `${at}/knowledge/${i}`, message: `names no knowledge base of this project ("${kb}")` });
+          });
+          break;
         case 'tool':
           need('tool');
+          if (node.tool !== undefined && known.tools && !known.tools.has(node.tool)) problems.push({ path: `${at}/tool`, message: `names no tool of this agent ("${node.tool}")` });
           for (const [arg, expression] of Object.entries(node.arguments ?? {})) compileValue(expression, `${at}/arguments/${arg}`);
           break;
         case 'extract':
           need('schema');
+          if (node.schema !== undefined && known.schemas && !known.schemas.has(node.schema)) problems.push({ path: `${at}/schema`, message: `names no record schema of this project ("${node.schema}")` });
           break;
         default:
           break;
@@ -326,6 +351,7 @@ export class Agents {
     private readonly knowledge: Knowledge,
     private readonly secrets: Secrets,
     private readonly models: LanguageModels,
+    private readonly schemas: Schemas,
   ) {}
 
   async create(projectId: string, input: AgentInput & { name: string }): Promise<AgentView> {
@@ -340,7 +366,8 @@ export class Agents {
       ui_actions: json([...new Set(input.ui_actions ?? [])]),
       guardrails: json(this.guardrails(input.guardrails ?? {})),
       tool_policy: json({ ...DEFAULT_TOOL_POLICY, ...(input.tool_policy ?? {}) }),
-      flow: input.flow ? json(this.flow(input.flow)) : null,
+      // A new agent has no tools yet: its tool nodes are checked when the flow is next set.
+      flow: input.flow ? json(await this.flow(projectId, input.flow, null)) : null,
       stream_mode: input.stream_mode ?? 'buffered',
       knowledge: json(await this.knowledgeNames(projectId, input.knowledge ?? [])),
       created_at: now,
@@ -397,7 +424,7 @@ export class Agents {
     if (input.ui_actions !== undefined) changes.ui_actions = json([...new Set(input.ui_actions)]);
     if (input.guardrails !== undefined) changes.guardrails = json(this.guardrails(input.guardrails));
     if (input.tool_policy !== undefined) changes.tool_policy = json({ ...DEFAULT_TOOL_POLICY, ...input.tool_policy });
-    if (input.flow !== undefined) changes.flow = input.flow === null ? null : json(this.flow(input.flow));
+    if (input.flow !== undefined) changes.flow = input.flow === null ? null : json(await this.flow(projectId, input.flow, row.id));
     if (input.stream_mode !== undefined) changes.stream_mode = input.stream_mode;
     if (input.knowledge !== undefined) changes.knowledge = json(await this.knowledgeNames(projectId, input.knowledge));
     if (Object.keys(changes).length > 0) {
@@ -577,8 +604,20 @@ export class Agents {
     return { version: input.version ?? '1', input: side(input.input), output: side(input.output) };
   }
 
-  private flow(flow: Flow): Flow {
+  /** A flow checked, its references included (the tools of agent `agentId`, when it exists). */
+  private async flow(projectId: string, flow: Flow, agentId: string | null): Promise<Flow> {
     validateFlow(flow);
+    const wanted = flowReferences(flow);
+    const [knowledge, schemas, tools] = await Promise.all([
+      this.knowledge.existing(projectId, wanted.knowledge),
+      Promise.all(wanted.schemas.map(async (name) => ((await this.schemas.exists(projectId, name)) ? [name] : []))),
+      agentId === null ? null : this.rows.tools(projectId, [agentId]),
+    ]);
+    validateFlow(flow, {
+      knowledge: new Set(knowledge),
+      schemas: new Set(schemas.flat()),
+      ...(tools === null ? {} : { tools: new Set(tools.map((t) => t.name)) }),
+    });
     return { version: flow.version ?? '1', start: flow.start, nodes: flow.nodes };
   }
 

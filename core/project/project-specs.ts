@@ -240,13 +240,14 @@ export class ProjectSpecs {
     const agentSpecs = spec.agents ?? [];
     unique(agentSpecs, '/spec/agents');
     const bases = new Set([...current.knowledge.keys(), ...knowledgeSpecs.map((kb) => kb.name)]);
+    const schemaNames = new Set([...current.schemas.keys(), ...schemaSpecs.map((schema) => schema.name)]);
     const secretRefs = new Map<string, string[]>();
     agentSpecs.forEach((agent, i) => {
       const at = `/spec/agents/${i}`;
       const checks = [
         attempt(`${at}/model`, () => this.models.chat(agent.model ?? DEFAULT_AGENT_MODEL)) !== undefined,
         attempt(at, () => {
-          if (agent.flow) validateFlow(agent.flow);
+          if (agent.flow) validateFlow(agent.flow, { knowledge: bases, schemas: schemaNames, tools: new Set((agent.tools ?? []).map((t) => t.name)) });
           return true;
         }) === true,
       ];
@@ -377,12 +378,15 @@ export class ProjectSpecs {
       return steps;
     }
 
+    // The settings change after the tools do: a new flow may name a tool the spec adds.
     const differ = changedKeys(existing.agent, agent, AGENT_SETTINGS);
-    if (differ.length === 0) steps.push({ change: { kind: 'agent', name, action: 'unchanged' } });
-    else {
-      const input = Object.fromEntries(differ.map((key) => [key, agent[key]])) as AgentInput;
-      steps.push({ change: { kind: 'agent', name, action: 'update', detail: `changes ${differ.join(', ')}` }, run: () => agents.update(projectId, name, input) });
-    }
+    const settingsStep: Step =
+      differ.length === 0
+        ? { change: { kind: 'agent', name, action: 'unchanged' } }
+        : {
+            change: { kind: 'agent', name, action: 'update', detail: `changes ${differ.join(', ')}` },
+            run: () => agents.update(projectId, name, Object.fromEntries(differ.map((key) => [key, agent[key]])) as AgentInput),
+          };
 
     // deletions first, so an agent at its tool or rule limit can take the spec's
     const tools = new Map(existing.agent.tools.map((tool) => [tool.name, tool]));
@@ -408,6 +412,7 @@ export class ProjectSpecs {
         }
       }
     }
+    steps.push(settingsStep);
     const ruleStep = (rule: CanonicalRule, action: ChangeAction, detail?: string, run?: Step['run']) => ({
       rule,
       step: { change: { kind: 'rule' as const, name: ruleName(name, rule), action, ...(detail === undefined ? {} : { detail }) }, run },
