@@ -29,14 +29,18 @@ export class LocalModelThread {
   /** The batch's vectors back to back (`texts.length × dimension` floats). */
   run(task: EmbedTask): Promise<Float32Array> {
     if (this.closed) return Promise.reject(new Error('The local model thread was closed.'));
-    this.pool ??= new Piscina<EmbedTask, Float32Array>({
-      filename: fileURLToPath(new URL('./local-model.worker.ts', import.meta.url)),
-      minThreads: 1,
-      maxThreads: 1,
-      // the loaded model lives as long as its thread: keep it
-      idleTimeout: Number.POSITIVE_INFINITY,
-      niceIncrement: NICE_INCREMENT,
-    });
+    if (this.pool === null) {
+      this.pool = new Piscina<EmbedTask, Float32Array>({
+        filename: fileURLToPath(new URL('./local-model.worker.ts', import.meta.url)),
+        minThreads: 1,
+        maxThreads: 1,
+        // the loaded model lives as long as its thread: keep it
+        idleTimeout: Number.POSITIVE_INFINITY,
+        niceIncrement: NICE_INCREMENT,
+      });
+      // a thread that dies between batches is replaced; unheard, the pool's error would end the process
+      this.pool.on('error', () => undefined);
+    }
     return this.pool.run(task);
   }
 

@@ -9,6 +9,11 @@ import type { ReadResult, ReadTask } from './document.worker.js';
 const NICE_INCREMENT = 10;
 /** An idle document thread ends after this long (it holds the parsers' memory). */
 const IDLE_MS = 30_000;
+/**
+ * Heap of a document thread. A file that needs more to be read (a DOCX or PDF that inflates far
+ * beyond its 10 MB) ends that thread, not the process, and the document ends `failed`.
+ */
+const HEAP_MB = 1024;
 
 /**
  * Reads documents' text and cuts it into chunks on worker threads (`document.worker.ts`), so a
@@ -25,17 +30,30 @@ export class DocumentReader {
    */
   async read(source: Buffer, type: SourceType, options: { size: number; overlap: number }): Promise<{ text: string; chunks: Chunk[] }> {
     if (this.closed) throw new Error('The document reader was closed.');
-    this.pool ??= new Piscina<ReadTask, ReadResult>({
-      filename: fileURLToPath(new URL('./document.worker.ts', import.meta.url)),
-      minThreads: 0,
-      maxThreads: Math.max(1, os.availableParallelism() - 1),
-      idleTimeout: IDLE_MS,
-      niceIncrement: NICE_INCREMENT,
-    });
+    if (this.pool === null) {
+      this.pool = new Piscina<ReadTask, ReadResult>({
+        filename: fileURLToPath(new URL('./document.worker.ts', import.meta.url)),
+        minThreads: 0,
+        maxThreads: Math.max(1, os.availableParallelism() - 1),
+        idleTimeout: IDLE_MS,
+        niceIncrement: NICE_INCREMENT,
+        resourceLimits: { maxOldGenerationSizeMb: HEAP_MB },
+      });
+      // a thread that dies between tasks is replaced; unheard, the pool's error would end the process
+      this.pool.on('error', () => undefined);
+    }
     // a copy of exactly the document's bytes, handed over to the thread rather than cloned
     const bytes = new Uint8Array(source.length);
     bytes.set(source);
-    const result = await this.pool.run({ source: bytes, type, size: options.size, overlap: options.overlap }, { transferList: [bytes.buffer] });
+    let result: ReadResult;
+    try {
+      result = await this.pool.run({ source: bytes, type, size: options.size, overlap: options.overlap }, { transferList: [bytes.buffer] });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new UnreadableDocument(`The ${type} file needs more than ${HEAP_MB} MB of memory to be read; split it into smaller documents.`);
+      }
+      throw err;
+    }
     if (!result.ok) throw new UnreadableDocument(result.reason);
     const { text, starts, ends, headings } = result;
     const chunks: Chunk[] = headings.map((heading, i) => {
