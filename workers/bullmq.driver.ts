@@ -5,7 +5,7 @@ import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type Job
 import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
+import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 export interface BullmqOptions {
   redisUrl: string;
@@ -41,6 +41,8 @@ export class BullmqQueue implements QueueDriver {
   private schedulesStopped = false;
   /** Completion events of the queues that serve requests, opened on first use. */
   private readonly events = new Map<QueueName, QueueEvents>();
+  /** Queues with jobs that failed and wait to retry since the queue's last success. */
+  private readonly retrying = new Set<QueueName>();
   private readonly eventConnections: Redis[] = [];
 
   constructor(
@@ -136,13 +138,16 @@ export class BullmqQueue implements QueueDriver {
         async (job: Job) => {
           const log = this.log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
           try {
-            return await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
+            const result = await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
+            if (this.retrying.delete(name)) this.retryEarly(name);
+            return result;
           } catch (err) {
             if (endsJob(err) && !(err instanceof UnrecoverableError)) {
               const reason = err instanceof Error ? err.message : String(err);
               log.error({ reason }, 'job failed for good');
               throw new UnrecoverableError(reason);
             }
+            if (RETRY_EARLY_ON_RECOVERY.has(name)) this.retrying.add(name);
             throw err;
           }
         },
@@ -163,6 +168,15 @@ export class BullmqQueue implements QueueDriver {
       );
       this.workers.push(worker);
     }
+  }
+
+  /** A job of `name` succeeded after others failed: what waits to retry there runs now (see RETRY_EARLY_ON_RECOVERY). */
+  private retryEarly(name: QueueName): void {
+    const queue = this.queues.get(name) as Queue;
+    queue
+      .promoteJobs()
+      .then(() => this.log.debug({ queue: name }, 'a job succeeded; jobs waiting to retry run now'))
+      .catch((err: Error) => this.log.debug({ err: err.message, queue: name }, 'could not run waiting jobs early'));
   }
 
   async depths(): Promise<QueueDepth[]> {

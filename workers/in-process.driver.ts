@@ -3,7 +3,7 @@ import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf
 import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, DEFAULT_RETRY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
+import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 interface Counters {
   waiting: number;
@@ -35,6 +35,8 @@ export class InProcessQueue implements QueueDriver {
   private readonly timers = new Map<JobName, NodeJS.Timeout>();
   /** Wakes the jobs waiting to retry (on close). */
   private readonly sleepers = new Set<() => void>();
+  /** Jobs waiting out a retry, by queue, woken early when a job of their queue succeeds. */
+  private readonly retrying = new Map<QueueName, Set<() => void>>();
 
   constructor(
     private readonly log: Logger,
@@ -136,6 +138,7 @@ export class InProcessQueue implements QueueDriver {
           log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
         });
         counters.completed += 1;
+        if (RETRY_EARLY_ON_RECOVERY.has(queue)) for (const wake of this.retrying.get(queue) ?? []) wake();
         return;
       } catch (err) {
         if (endsJob(err)) {
@@ -149,24 +152,28 @@ export class InProcessQueue implements QueueDriver {
         this.release(queue);
       }
       counters.delayed += 1;
-      await this.pause(retryDelayMs(this.retry, attempt));
+      await this.pause(retryDelayMs(this.retry, attempt), queue);
       counters.delayed -= 1;
       // Rejecting keeps the job's outbox entry, so the next start runs it again.
       if (this.closing) throw new Error(`${job.name} was waiting to retry when the queue closed; it runs again after a restart`);
     }
   }
 
-  /** Sleeps `ms`, or less when the queue closes. */
-  private pause(ms: number): Promise<void> {
+  /** Sleeps `ms`, or less when the queue closes or a job of `queue` succeeds. */
+  private pause(ms: number, queue: QueueName): Promise<void> {
     if (this.closing) return Promise.resolve();
+    const retrying = this.retrying.get(queue) ?? new Set<() => void>();
+    this.retrying.set(queue, retrying);
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
         this.sleepers.delete(wake);
+        retrying.delete(wake);
         resolve();
       };
       const timer = setTimeout(wake, ms);
       this.sleepers.add(wake);
+      retrying.add(wake);
     });
   }
 

@@ -76,3 +76,11 @@ export interface QueueDriver {
   /** Closes producer connections. */
   closeQueues(): Promise<void>;
 }
+
+/**
+ * Queues whose jobs waiting out a retry are run at once when a job of the same queue succeeds: a
+ * success says the dependency they wait for (Milvus, the model, a provider) is back, so they need
+ * not sit out the rest of a backoff of up to a minute. Not the maintenance queue, whose delayed
+ * jobs are schedules, nor request queues, which do not retry.
+ */
+export const RETRY_EARLY_ON_RECOVERY: ReadonlySet<QueueName> = new Set<QueueName>(['embedding', 'documents']);

@@ -91,6 +91,30 @@ describe('in-process queue', () => {
     expect(depth).to.include({ completed: 1, failed: 2 });
   });
 
+  it('runs indexing jobs waiting out a long backoff as soon as another indexing job succeeds', async () => {
+    const queue = new InProcessQueue(log, 2, { baseMs: 60_000, maxMs: 60_000 });
+    let storeUp = false;
+    const failures = new Map<string, number>();
+    queue.startWorkers({
+      ...noops(),
+      'memory.index': async (payload) => {
+        if (!storeUp) {
+          failures.set(payload.memoryId, (failures.get(payload.memoryId) ?? 0) + 1);
+          throw new Error('Milvus is unreachable (upsert)');
+        }
+      },
+    });
+    const waiting = ['m1', 'm2'].map((id) => queue.dispatch(envelope('memory.index', { projectId: 'p', memoryId: id, revision: 1 })));
+    while (failures.size < 2) await new Promise((r) => setTimeout(r, 5));
+    storeUp = true;
+    const started = Date.now();
+    await queue.dispatch(envelope('memory.index', { projectId: 'p', memoryId: 'm3', revision: 1 }));
+    await Promise.all(waiting);
+    expect(Date.now() - started, 'well before the 60 s backoff ends').to.be.below(5_000);
+    expect([...failures.values()]).to.deep.equal([1, 1]);
+    await queue.closeWorkers();
+  });
+
   it('stops a job waiting to retry when it closes, rejecting so that its outbox entry is kept', async () => {
     const queue = new InProcessQueue(log, 1, { baseMs: 60_000, maxMs: 60_000 });
     let runs = 0;
