@@ -33,7 +33,12 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       responses: Object.fromEntries(
         Object.entries(withCommonErrors(route)).map(([status, r]) => [
           status,
-          r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description },
+          r.schema
+            ? {
+                description: r.description,
+                content: { 'application/json': { schema: r.schema }, ...(r.eventStream ? { 'text/event-stream': { schema: SSE_EVENT } } : {}) },
+              }
+            : { description: r.description },
         ]),
       ),
       security: route.auth === 'token' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'oidc' ? [{ idToken: [] }] : [],
@@ -73,6 +78,13 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
     paths,
   };
 }
+
+/** One server-sent event: its name and its data (JSON text). */
+const SSE_EVENT: JsonSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: { event: { type: 'string', enum: ['delta', 'response', 'error'] }, data: { type: 'string', description: 'JSON' }, id: { type: 'string' } },
+};
 
 /**
  * The errors every operation of a kind can answer, added where a route does not describe them

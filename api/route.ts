@@ -12,6 +12,8 @@ export type RouteAuth = 'token' | 'admin' | 'oidc' | 'none';
 export interface ResponseSpec {
   description: string;
   schema?: JsonSchema;
+  /** The response may also be a `text/event-stream` (server-sent events). */
+  eventStream?: true;
 }
 
 /** One operation: the single place its validation and its OpenAPI entry come from. */

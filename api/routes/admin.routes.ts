@@ -4,7 +4,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Runtime } from '../../lib/runtime.js';
-import type { RouteSpec } from '../route.js';
+import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -34,7 +34,11 @@ export function queueDepthRoute(runtime: Runtime): RouteSpec<undefined, Record<s
     summary: 'Bull Board (production profile); queue depths as JSON on the embedded profile.',
     tag: 'Operations',
     auth: 'admin',
-    responses: { 200: { description: 'Bull Board UI, or {driver, queues}' }, 401: { description: 'Admin token required' } },
+    responses: {
+      200: { description: 'Bull Board UI, or {driver, queues}' },
+      401: { description: 'Admin token required', schema: ERROR_SCHEMA },
+      403: { description: 'Admin endpoints are disabled (ADMIN_TOKEN is not set)', schema: ERROR_SCHEMA },
+    },
     async handler(ctx) {
       ctx.body = { driver: runtime.queue.kind, queues: await runtime.queue.depths() };
     },

@@ -574,7 +574,7 @@ export function agentRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, neve
     auth: 'token',
     body: CHAT_BODY,
     responses: {
-      200: { description: 'The response (JSON, or server-sent events)', schema: CHAT_RESPONSE },
+      200: { description: 'The response (JSON, or server-sent events)', schema: CHAT_RESPONSE, eventStream: true },
       ...errors({ 429: 'A provider rate-limited the turn', 503: 'The language model (or another dependency) is unavailable' }),
     },
     async handler(ctx) {
