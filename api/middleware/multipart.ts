@@ -64,6 +64,7 @@ function readMultipart(
     let settled = false;
     const cleanup = (): void => {
       req.off('aborted', onAborted);
+      req.off('close', onClose);
       req.off('error', onRequestError);
     };
     const fail = (err: AppError): void => {
@@ -80,7 +81,12 @@ function readMultipart(
     };
     const onAborted = (): void => fail(malformed('the request was cut off'));
     const onRequestError = (): void => fail(malformed('the request was cut off'));
+    // A connection closed before the whole body arrived: nothing more will come.
+    const onClose = (): void => {
+      if (!req.complete) fail(malformed('the request was cut off'));
+    };
     req.on('aborted', onAborted);
+    req.on('close', onClose);
     req.on('error', onRequestError);
 
     parser.on('field', (name, value, info) => {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { routesOf } from '../../api/app.js';
-import { freePort, isProduction, newProject, profileEnv, spawnCairn, startRuntime, token, unique, type CairnProcess, type TestRuntime } from '../helpers.js';
+import { freePort, isProduction, newProject, profileEnv, spawnCairn, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
 
 interface RawResponse {
   status: number;
@@ -97,10 +97,14 @@ describe('hostile input', function () {
       expect(res.body.code).to.equal('malformed_multipart');
     });
 
-    it('a client that hangs up mid-upload does not take the server down', async () => {
+    it('a client that hangs up mid-upload does not take the server down, and its request ends', async () => {
+      const ended = () => proc.output().split('\n').filter((line) => line.includes(`"path":"${path}"`)).length;
+      const before = ended();
       const body = `--zz${CRLF}Content-Disposition: form-data; name="file"; filename="a.txt"${CRLF}${CRLF}${'x'.repeat(10_000)}`;
       await sendAndHangUp(port, path, multipart('zz'), body, 1_000_000);
       await sendAndHangUp(port, path, multipart('zz'), `--zz${CRLF}Content-Disp`, 500);
+      // each request is logged when it ends; one left waiting for the rest of its body never would be
+      await waitFor(async () => ended() === before + 2, { message: 'both cut-off requests ended' });
     });
 
     it('a multipart content type without a boundary is a 400', async () => {
