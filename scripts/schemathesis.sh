@@ -69,7 +69,8 @@ fuzz() { # fuzz NAME [--config-file FILE] [filter options...]: one run within wh
   if [ "${1:-}" = --config-file ]; then config=(--config-file "$2"); shift 2; fi
   local left=$((wall - ($(date +%s) - started)))
   [ "$left" -gt 10 ] || { echo "no time left for the $name pass" >&2; return 124; }
-  timeout --signal=INT --kill-after=20 "$left" "$venv/bin/st" "${config[@]}" run "http://127.0.0.1:$port/openapi.json" \
+  # from the run's own directory: schemathesis keeps a crash cache in the working directory
+  (cd "$data" && timeout --signal=INT --kill-after=20 "$left" "$venv/bin/st" "${config[@]}" run "http://127.0.0.1:$port/openapi.json" \
     --header "Authorization: Token $key" \
     --exclude-path-regex '^/projects/' \
     "$@" \
@@ -82,7 +83,7 @@ fuzz() { # fuzz NAME [--config-file FILE] [filter options...]: one run within wh
     --generation-database none \
     --suppress-health-check all \
     --report ndjson --report-ndjson-path "$report-$name.ndjson" \
-    --no-color
+    --no-color)
 }
 
 # Revoking keys runs last, on its own: with a second key created by the fuzzer, it could revoke
