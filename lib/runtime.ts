@@ -197,9 +197,10 @@ export class Runtime {
     this.shutdown.add('outbox relay', ShutdownPhase.workers, () => this.relay.stop());
     this.shutdown.add('workers', ShutdownPhase.workers, () => queue.closeWorkers());
     this.shutdown.add('queues', ShutdownPhase.queues, () => queue.closeQueues());
-    // after the job consumers stopped: the threads that read documents and run local models
-    this.shutdown.add('document threads', ShutdownPhase.queues, () => this.knowledge.close());
-    this.shutdown.add('embedding threads', ShutdownPhase.queues, () => this.embedders.close());
+    // with the job consumers: a job still reading or embedding a large document is cut short
+    // (it runs again, from the start, after the restart) rather than holding shutdown for minutes
+    this.shutdown.add('document threads', ShutdownPhase.workers, () => this.knowledge.close());
+    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.embedders.close());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());

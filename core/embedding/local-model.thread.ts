@@ -44,12 +44,15 @@ export class LocalModelThread {
     return this.pool.run(task);
   }
 
-  /** Ends the thread; batches still queued or running are rejected. */
+  /**
+   * Ends the thread: batches still queued are rejected, the one running is let finish first
+   * (onnxruntime aborts the whole process when its thread is terminated in the middle of a run).
+   */
   async close(): Promise<void> {
     const pool = this.pool;
+    this.closed = true;
     if (pool === null) return;
     this.pool = null;
-    this.closed = true;
-    await pool.destroy();
+    await pool.close({ force: true });
   }
 }
