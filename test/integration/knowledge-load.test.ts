@@ -121,6 +121,62 @@ describe(`knowledge under load (${PROFILE})`, function () {
     });
   });
 
+  describe('a shutdown while a document is embedded', () => {
+    let proc: CairnProcess | null = null;
+    afterEach(async () => {
+      await proc?.kill('SIGKILL');
+      proc = null;
+    });
+
+    it('exits cleanly (code 0) on SIGTERM, and the next start finishes the document', async () => {
+      const port = await freePort();
+      // embedded: the same DATA_DIR on both starts; production: the same database and queue prefix
+      const env = profileEnv({ LOG_LEVEL: 'info', PORT: String(port) });
+      const keys = await spawnCairn('keys.ts', env, ['create', '--project', unique('stop')]);
+      expect(await keys.exited, keys.output()).to.equal(0);
+      const key = keys.output().split('\n').find((line) => line.startsWith('cairn_')) as string;
+      const start = async (): Promise<CairnProcess> => {
+        const started = await spawnCairn(isProduction ? 'start-worker.ts' : 'start.ts', env);
+        await started.waitForOutput(/cairn started/, 60_000);
+        return started;
+      };
+      proc = await start();
+      const api = isProduction ? await spawnCairn('start-api.ts', env) : null;
+      try {
+        await api?.waitForOutput(/cairn started/, 60_000);
+        const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+            method,
+            headers: { authorization: token(key), 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          return (await response.json()) as Record<string, unknown>;
+        };
+        const kb = unique('stop');
+        await call('POST', '/v1/knowledge', { name: kb });
+        const doc = await call('POST', `/v1/knowledge/${kb}/documents`, { filename: 'ledger.txt', content: prose(60_000) });
+        const status = async (): Promise<Doc> => (await call('GET', `/v1/knowledge/${kb}/documents/${String(doc.id)}`)) as unknown as Doc;
+        await waitFor(async () => (await status()).status === 'processing', { timeoutMs: 60_000, intervalMs: 20, message: 'the document is being processed' });
+        // the model is in the middle of a batch now (its first, loading the model, or a later one)
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const stopping = proc;
+        const code = await stopping.kill('SIGTERM');
+        expect(code, stopping.output().slice(-2_000)).to.equal(0);
+        proc = await start();
+        const done = await waitFor(
+          async () => {
+            const d = await status();
+            return d.status === 'ready' || d.status === 'failed' ? d : null;
+          },
+          { timeoutMs: 180_000, intervalMs: 250, message: 'the document was finished after the restart' },
+        );
+        expect(done.status, done.error ?? '').to.equal('ready');
+      } finally {
+        await api?.kill('SIGKILL');
+      }
+    });
+  });
+
   describe('documents over the text limit', () => {
     let t: TestRuntime;
     let auth: string;
