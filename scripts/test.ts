@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -28,8 +29,10 @@ interface Tally {
 const totals: Tally = { passed: 0, failed: 0 };
 let failedRuns = 0;
 
+// Each run has a database of its own (dropped at the end), so two runs on one server never meet.
+const runDatabase = `cairn_test_${randomBytes(4).toString('hex')}`;
 const env = {
-  mysql: process.env.TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/cairn_test',
+  mysql: process.env.TEST_DATABASE_URL ?? `mysql://root@127.0.0.1:3306/${runDatabase}`,
   redis: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
   milvus: process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530',
 };
@@ -77,6 +80,22 @@ function localModelDir(): string {
   const dir = result.stdout?.trim().split('\n').at(-1);
   if (result.status !== 0 || !dir) throw new Error('The local embedding model could not be prepared (scripts/model-files.sh); set LOCAL_MODEL_DIR to a folder that has it.');
   return dir;
+}
+
+/** Drops this run's database, if the production suite created it. */
+async function dropRunDatabase(): Promise<void> {
+  if (!(await reachable(env.mysql, 3306))) return;
+  const { createDatabase } = await import('../db/knex.js');
+  const server = new URL(env.mysql);
+  server.pathname = '/mysql';
+  const db = createDatabase({ databaseUrl: server.toString(), dataDir: '' });
+  try {
+    await db.raw('DROP DATABASE IF EXISTS ??', [runDatabase]);
+  } catch (err) {
+    process.stderr.write(`Could not drop the test database ${runDatabase}: ${err instanceof Error ? err.message : String(err)}\n`);
+  } finally {
+    await db.destroy();
+  }
 }
 
 let startedMilvus = false;
@@ -141,6 +160,7 @@ try {
   failedRuns += 1;
   process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
 } finally {
+  if (!process.env.TEST_DATABASE_URL) await dropRunDatabase();
   if (startedMilvus) {
     spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['stop', String(hostPort(env.milvus, 19530).port)], { stdio: 'inherit' });
   }
