@@ -62,35 +62,61 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /** True when `text` holds a UTF-16 surrogate without its pair (not a Unicode string: no storage keeps it). */
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 
+/** An object or array met while checking request JSON; its path is worked out only for an error. */
+interface JsonFrame {
+  value: object;
+  depth: number;
+  parent: JsonFrame | undefined;
+  key: string;
+}
+
+const pathOf = (frame: JsonFrame | undefined, last?: string): string => {
+  const tokens = last === undefined ? [] : [last];
+  for (let f = frame; f?.parent; f = f.parent) tokens.push(f.key);
+  return tokens.length === 0 ? '' : `/${tokens.reverse().map(pointerToken).join('/')}`;
+};
+
 /**
  * Refuses request JSON that nothing downstream could handle safely: nested deeper than
  * `MAX_JSON_DEPTH` (serialising or walking it recursively would overflow the stack), or holding
  * a string or key with a lone surrogate (stored, it would turn into replacement characters and
- * never match again). Walks the value with an explicit stack, never recursively.
+ * never match again). Walks the value with an explicit stack, never recursively; only objects and
+ * arrays are stacked and no path is built unless something is refused, so a body of millions of
+ * numbers (a vector upsert) costs one pass over them.
  */
 export function assertSafeJson(value: unknown, what = 'request body'): void {
-  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: '' }];
+  if (typeof value === 'string') {
+    if (hasLoneSurrogate(value)) throw loneSurrogate(what, '');
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const stack: JsonFrame[] = [{ value, depth: 1, parent: undefined, key: '' }];
   while (stack.length > 0) {
-    const item = stack.pop() as { value: unknown; depth: number; path: string };
-    const current = item.value;
-    if (typeof current === 'string') {
-      if (hasLoneSurrogate(current)) throw loneSurrogate(what, item.path);
-      continue;
-    }
-    if (current === null || typeof current !== 'object') continue;
-    const depth = item.depth + 1;
-    if (depth > MAX_JSON_DEPTH) {
+    const frame = stack.pop() as JsonFrame;
+    if (frame.depth > MAX_JSON_DEPTH) {
+      const path = pathOf(frame);
       throw badRequest('too_deep', `The ${what} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, [
-        { path: item.path === '' ? '/' : item.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+        { path: path === '' ? '/' : path, message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
       ]);
     }
+    const visit = (child: unknown, key: string): void => {
+      if (typeof child === 'string') {
+        if (hasLoneSurrogate(child)) throw loneSurrogate(what, pathOf(frame, key));
+      } else if (child !== null && typeof child === 'object') {
+        stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
+      }
+    };
+    const current = frame.value;
     if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], depth, path: `${item.path}/${i}` });
+      for (let i = current.length - 1; i >= 0; i--) {
+        const child: unknown = current[i];
+        // numbers, booleans and null need nothing: the common case of a long array costs no call
+        if (typeof child === 'string' || (child !== null && typeof child === 'object')) visit(child, String(i));
+      }
     } else {
-      for (const [key, child] of Object.entries(current as Record<string, unknown>)) {
-        const path = `${item.path}/${pointerToken(key)}`;
-        if (hasLoneSurrogate(key)) throw loneSurrogate(what, path);
-        stack.push({ value: child, depth, path });
+      for (const key of Object.keys(current)) {
+        if (hasLoneSurrogate(key)) throw loneSurrogate(what, pathOf(frame, key));
+        visit((current as Record<string, unknown>)[key], key);
       }
     }
   }
