@@ -5,7 +5,7 @@ import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type Job
 import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
+import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 export interface BullmqOptions {
   redisUrl: string;
@@ -41,8 +41,8 @@ export class BullmqQueue implements QueueDriver {
   private schedulesStopped = false;
   /** Completion events of the queues that serve requests, opened on first use. */
   private readonly events = new Map<QueueName, QueueEvents>();
-  /** Queues with jobs that failed and wait to retry since the queue's last success. */
-  private readonly retrying = new Set<QueueName>();
+  /** When jobs waiting to retry were last run early, by queue. */
+  private readonly retriedEarlyAt = new Map<QueueName, number>();
   private readonly eventConnections: Redis[] = [];
 
   constructor(
@@ -139,7 +139,7 @@ export class BullmqQueue implements QueueDriver {
           const log = this.log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
           try {
             const result = await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
-            if (this.retrying.delete(name)) this.retryEarly(name);
+            if (job.attemptsMade > 0) this.retryEarly(name);
             return result;
           } catch (err) {
             if (endsJob(err) && !(err instanceof UnrecoverableError)) {
@@ -147,7 +147,6 @@ export class BullmqQueue implements QueueDriver {
               log.error({ reason }, 'job failed for good');
               throw new UnrecoverableError(reason);
             }
-            if (RETRY_EARLY_ON_RECOVERY.has(name)) this.retrying.add(name);
             throw err;
           }
         },
@@ -170,8 +169,15 @@ export class BullmqQueue implements QueueDriver {
     }
   }
 
-  /** A job of `name` succeeded after others failed: what waits to retry there runs now (see RETRY_EARLY_ON_RECOVERY). */
+  /**
+   * A job of `name` that had failed before succeeded: what waits to retry in that queue, on any
+   * worker process, runs now (see RETRY_EARLY_ON_RECOVERY).
+   */
   private retryEarly(name: QueueName): void {
+    if (!RETRY_EARLY_ON_RECOVERY.has(name)) return;
+    const now = Date.now();
+    if (now - (this.retriedEarlyAt.get(name) ?? 0) < RETRY_EARLY_MIN_GAP_MS) return;
+    this.retriedEarlyAt.set(name, now);
     const queue = this.queues.get(name) as Queue;
     queue
       .promoteJobs()

@@ -3,7 +3,7 @@ import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf
 import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
+import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
 
 interface Counters {
   waiting: number;
@@ -35,8 +35,9 @@ export class InProcessQueue implements QueueDriver {
   private readonly timers = new Map<JobName, NodeJS.Timeout>();
   /** Wakes the jobs waiting to retry (on close). */
   private readonly sleepers = new Set<() => void>();
-  /** Jobs waiting out a retry, by queue, woken early when a job of their queue succeeds. */
+  /** Jobs waiting out a retry, by queue, woken early when a job of their queue recovers. */
   private readonly retrying = new Map<QueueName, Set<() => void>>();
+  private readonly retriedEarlyAt = new Map<QueueName, number>();
 
   constructor(
     private readonly log: Logger,
@@ -138,7 +139,7 @@ export class InProcessQueue implements QueueDriver {
           log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
         });
         counters.completed += 1;
-        if (RETRY_EARLY_ON_RECOVERY.has(queue)) for (const wake of this.retrying.get(queue) ?? []) wake();
+        if (attempt > 1) this.retryEarly(queue);
         return;
       } catch (err) {
         if (endsJob(err)) {
@@ -159,7 +160,16 @@ export class InProcessQueue implements QueueDriver {
     }
   }
 
-  /** Sleeps `ms`, or less when the queue closes or a job of `queue` succeeds. */
+  /** A job of `queue` that had failed before succeeded: what waits to retry there runs now (see RETRY_EARLY_ON_RECOVERY). */
+  private retryEarly(queue: QueueName): void {
+    if (!RETRY_EARLY_ON_RECOVERY.has(queue)) return;
+    const now = Date.now();
+    if (now - (this.retriedEarlyAt.get(queue) ?? 0) < RETRY_EARLY_MIN_GAP_MS) return;
+    this.retriedEarlyAt.set(queue, now);
+    for (const wake of this.retrying.get(queue) ?? []) wake();
+  }
+
+  /** Sleeps `ms`, or less when the queue closes or a job of `queue` recovers. */
   private pause(ms: number, queue: QueueName): Promise<void> {
     if (this.closing) return Promise.resolve();
     const retrying = this.retrying.get(queue) ?? new Set<() => void>();

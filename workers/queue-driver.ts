@@ -78,9 +78,12 @@ export interface QueueDriver {
 }
 
 /**
- * Queues whose jobs waiting out a retry are run at once when a job of the same queue succeeds: a
- * success says the dependency they wait for (Milvus, the model, a provider) is back, so they need
- * not sit out the rest of a backoff of up to a minute. Not the maintenance queue, whose delayed
- * jobs are schedules, nor request queues, which do not retry.
+ * Queues whose jobs waiting out a retry are run at once when a job of the same queue that had
+ * failed before succeeds: its success says the dependency they wait for (Milvus, the model, a
+ * provider) is back, so they need not sit out the rest of a backoff of up to a minute. At most
+ * once per `RETRY_EARLY_MIN_GAP_MS` per queue, so a job that keeps failing is not run again on
+ * every success. Not the maintenance queue, whose delayed jobs are schedules, nor request
+ * queues, which do not retry.
  */
 export const RETRY_EARLY_ON_RECOVERY: ReadonlySet<QueueName> = new Set<QueueName>(['embedding', 'documents']);
+export const RETRY_EARLY_MIN_GAP_MS = 10_000;

@@ -91,8 +91,9 @@ describe('in-process queue', () => {
     expect(depth).to.include({ completed: 1, failed: 2 });
   });
 
-  it('runs indexing jobs waiting out a long backoff as soon as another indexing job succeeds', async () => {
-    const queue = new InProcessQueue(log, 2, { baseMs: 60_000, maxMs: 60_000 });
+  it('runs indexing jobs waiting out a backoff as soon as an indexing job that had failed succeeds', async function () {
+    this.timeout(20_000);
+    const queue = new InProcessQueue(log, 4, { baseMs: 250, maxMs: 60_000 });
     let storeUp = false;
     const failures = new Map<string, number>();
     queue.startWorkers({
@@ -104,14 +105,21 @@ describe('in-process queue', () => {
         }
       },
     });
-    const waiting = ['m1', 'm2'].map((id) => queue.dispatch(envelope('memory.index', { projectId: 'p', memoryId: id, revision: 1 })));
-    while (failures.size < 2) await new Promise((r) => setTimeout(r, 5));
+    const settled = new Map<string, number>();
+    const track = (id: string): Promise<void> =>
+      queue.dispatch(envelope('memory.index', { projectId: 'p', memoryId: id, revision: 1 })).then(() => void settled.set(id, Date.now()));
+    const waiting = [track('m1'), track('m2')];
+    // five failures each: the next retry is 4 s away
+    while ((failures.get('m1') ?? 0) < 5 || (failures.get('m2') ?? 0) < 5) await new Promise((r) => setTimeout(r, 5));
+    const recovering = track('m3');
+    while (!failures.get('m3')) await new Promise((r) => setTimeout(r, 5));
     storeUp = true;
-    const started = Date.now();
-    await queue.dispatch(envelope('memory.index', { projectId: 'p', memoryId: 'm3', revision: 1 }));
-    await Promise.all(waiting);
-    expect(Date.now() - started, 'well before the 60 s backoff ends').to.be.below(5_000);
-    expect([...failures.values()]).to.deep.equal([1, 1]);
+    const upAt = Date.now();
+    await Promise.all([...waiting, recovering]);
+    // m3 succeeds on its second attempt (250 ms later) and wakes the others well before their 4 s
+    expect((settled.get('m1') as number) - upAt).to.be.below(2_000);
+    expect((settled.get('m2') as number) - upAt).to.be.below(2_000);
+    expect(failures.get('m1')).to.equal(5);
     await queue.closeWorkers();
   });
 
