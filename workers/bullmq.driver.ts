@@ -91,7 +91,12 @@ export class BullmqQueue implements QueueDriver {
       const state = await existing.getState();
       if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
       // a finished job keeps its id for a while, and an id that exists makes `add` a no-op
-      await existing.remove().catch((err: unknown) => this.log.debug({ err, jobId: job.jobId }, 'finished job not removed'));
+      try {
+        await existing.remove();
+      } catch (err) {
+        this.log.debug({ err, jobId: job.jobId }, 'finished job not removed; not queued again');
+        return false;
+      }
     }
     await this.dispatch(job);
     return true;

@@ -14,6 +14,11 @@ const IDLE_MS = 30_000;
  * beyond its 10 MB) ends that thread, not the process, and the document ends `failed`.
  */
 const HEAP_MB = 1024;
+/**
+ * How long reading and chunking one document may take. A crafted file that sends a parser into an
+ * endless loop would otherwise hold a thread, and a slot of the documents queue, for good.
+ */
+const READ_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Reads documents' text and cuts it into chunks on worker threads (`document.worker.ts`), so a
@@ -47,8 +52,14 @@ export class DocumentReader {
     bytes.set(source);
     let result: ReadResult;
     try {
-      result = await this.pool.run({ source: bytes, type, size: options.size, overlap: options.overlap }, { transferList: [bytes.buffer] });
+      result = await this.pool.run(
+        { source: bytes, type, size: options.size, overlap: options.overlap },
+        { transferList: [bytes.buffer], signal: AbortSignal.timeout(READ_TIMEOUT_MS) },
+      );
     } catch (err) {
+      if ((err as { name?: unknown }).name === 'AbortError') {
+        throw new UnreadableDocument(`The ${type} file could not be read within ${READ_TIMEOUT_MS / 60_000} minutes; split it into smaller documents.`);
+      }
       if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new UnreadableDocument(`The ${type} file needs more than ${HEAP_MB} MB of memory to be read; split it into smaller documents.`);
       }
