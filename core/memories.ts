@@ -3,7 +3,7 @@ import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
-import type { CollectionSpec, VectorPoint, VectorStore } from '../db/vectors/vector-store.js';
+import { checkMetadataSize, type CollectionSpec, type VectorPoint, type VectorStore } from '../db/vectors/vector-store.js';
 import { envelope } from '../jobs/catalogue.js';
 import { endsJob, type JobContext } from '../jobs/handlers.js';
 import { Coalescer } from '../lib/coalescer.js';
@@ -92,7 +92,9 @@ export class Memories {
         await this.store.upsert(spec, projectId, [...new Map(points.map((p) => [p.id, p])).values()]);
         return points.map(() => undefined);
       },
-      { maxBatch: UPSERT_BATCH, parallel: 2 },
+      // a batch the store rejects for one point's input is written again point by point, so only
+      // that memory ends `failed` and the others in the batch are indexed
+      { maxBatch: UPSERT_BATCH, parallel: 2, isolate: endsJob },
     );
   }
 
@@ -201,6 +203,7 @@ export class Memories {
     }
     const memory = input.text?.trim() ?? row.memory;
     if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
+    if (input.metadata !== undefined) checkMetadataSize(input.metadata, `memory "${id}"`);
     const now = nowMs();
     const updated = await this.db.transaction(async (trx) => {
       const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
@@ -383,6 +386,8 @@ function newRow(
   memory: string,
   typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
 ): MemoryRow {
+  // checked at the write: a vector store that refused it later would leave the memory `failed`
+  checkMetadataSize(input.metadata, 'the memory');
   const now = nowMs();
   return {
     id: newId(),

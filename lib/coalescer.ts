@@ -17,6 +17,12 @@ export interface CoalescerOptions {
   parallel: number;
   /** Which waiting group goes next; default: the group that has waited longest. */
   next?: (groups: string[]) => string;
+  /**
+   * Whether a failed call of several submissions is tried again one submission at a time, so an
+   * error that blames one submission's items (e.g. a rejected input) fails only that submission.
+   * Default: never; every submission of the call gets the call's error.
+   */
+  isolate?: (err: unknown) => boolean;
 }
 
 /**
@@ -25,7 +31,8 @@ export interface CoalescerOptions {
  * a batch) goes in the next call. An idle coalescer adds no delay; a busy one (many jobs handing
  * in one item each) batches by itself. Submissions group by a key (calls never mix groups), and
  * each group carries the context of its first submission for the call (e.g. a collection).
- * Every submission gets back its own slice of the call's results, or the call's error.
+ * Every submission gets back its own slice of the call's results, or the call's error (with
+ * `isolate`, its own call's error when the shared call failed for an isolated reason).
  */
 export class Coalescer<C, T, R> {
   private readonly groups = new Map<string, Group<C, T, R>>();
@@ -75,8 +82,13 @@ export class Coalescer<C, T, R> {
               offset += w.items.length;
             }
           },
-          (err: unknown) => {
-            for (const w of taken) w.reject(err);
+          async (err: unknown) => {
+            if (taken.length === 1 || !this.options.isolate?.(err)) {
+              for (const w of taken) w.reject(err);
+              return;
+            }
+            // one at a time, in the same slot: only the submissions that fail alone get an error
+            for (const w of taken) await this.call(group.context, w.items).then(w.resolve, w.reject);
           },
         )
         .finally(() => {

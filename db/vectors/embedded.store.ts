@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type * as USearch from 'usearch';
 import type { FilterNode, FilterRow, Scalar } from '../../core/filter/filter.js';
 import { toPredicate } from '../../core/filter/predicate.js';
-import type { CollectionSpec, Metric, SearchOptions, StoredPoint, VectorMatch, VectorPoint, VectorStore } from './vector-store.js';
+import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from './vector-store.js';
 
 // USearch's ESM build cannot find its native binary (it walks a file: URL as a path); the CommonJS build can.
 const { exactSearch, MetricKind } = createRequire(import.meta.url)('usearch') as typeof USearch;
@@ -110,6 +110,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   async upsert(spec: CollectionSpec, projectId: string, points: VectorPoint[]): Promise<void> {
+    for (const p of points) checkMetadataSize(p.metadata, `vector "${p.id}"`);
     const slab = await this.slab(spec, projectId);
     const rows = points.map((p) => ({
       collection: spec.name,

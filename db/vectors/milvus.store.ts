@@ -4,7 +4,7 @@ import { metadataTypeTags, milvusString, toMilvusExpr } from '../../core/filter/
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { MilvusClient, MilvusConnection } from '../milvus.js';
-import type { CollectionSpec, Metric, SearchOptions, StoredPoint, VectorMatch, VectorPoint, VectorStore } from './vector-store.js';
+import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from './vector-store.js';
 
 // Physical layout of a collection. The primary key is `<project_id>:<id>`: Milvus keys are unique
 // per collection, so a bare id would let one project's upsert replace another's vector. Project
@@ -41,6 +41,13 @@ const STRONG = ConsistencyLevelEnum.Strong;
  */
 const COLLECTION_NOT_FOUND = 100;
 const COLLECTION_NOT_LOADED = 101;
+
+/**
+ * Milvus status codes (`status.code`, merr) that blame the request's input: parameter invalid
+ * (1100, e.g. a JSON or VarChar value longer than the field allows), missing (1101) or too large
+ * (1102). Sending the same request again can never succeed, so they become a 400.
+ */
+const INPUT_REJECTED = new Set([1100, 1101, 1102]);
 
 /** A Milvus call answered with a non-success status: a bug or a server-side problem, not the caller's. */
 class MilvusError extends Error {
@@ -291,8 +298,13 @@ function notServing(err: unknown): boolean {
   return codes.includes(COLLECTION_NOT_LOADED) || codes.includes(COLLECTION_NOT_FOUND) || err.status.error_code === ErrorCode.CollectionNotExists;
 }
 
-function check(status: ResStatus, what: string): void {
-  if (status.error_code !== ErrorCode.SUCCESS) throw new MilvusError(what, status);
+/** Throws for a non-success status: a 400 when Milvus blames the input (by code), else a `MilvusError`. */
+export function check(status: ResStatus, what: string): void {
+  if (status.error_code === ErrorCode.SUCCESS) return;
+  if (INPUT_REJECTED.has(Number(status.code)) || status.error_code === ErrorCode.IllegalArgument) {
+    throw badRequest('vector_rejected', `Milvus rejected the ${what}: ${(status.reason || String(status.error_code)).slice(0, 500)} (code ${String(status.code ?? status.error_code)})`);
+  }
+  throw new MilvusError(what, status);
 }
 
 /** gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), or a socket that never connected. */
@@ -378,6 +390,7 @@ function toRow(spec: CollectionSpec, projectId: string, point: VectorPoint): Row
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     throw badRequest('invalid_vector', `The metadata of vector "${point.id}" must be an object`);
   }
+  checkMetadataSize(metadata, `vector "${point.id}"`);
   const row: RowData = {
     [PK]: primaryKey(projectId, point.id),
     [PROJECT]: projectId,

@@ -1,4 +1,5 @@
 import type { ColumnType, FilterNode, Scalar } from '../../core/filter/filter.js';
+import { badRequest } from '../../lib/errors.js';
 
 /** Similarity metrics. Scores: cosine similarity and dot product (higher is better), squared euclidean distance (lower is better). */
 export const METRICS = ['cosine', 'euclidean', 'dotproduct'] as const;
@@ -17,6 +18,21 @@ export interface CollectionSpec {
   dimension: number;
   metric: Metric;
   columns: Record<string, ColumnType>;
+}
+
+/**
+ * Most bytes of a point's metadata as JSON, in every store: Milvus refuses a JSON field longer
+ * than this (its default `common.json.maxLength`), so the embedded store refuses it too and both
+ * profiles answer the same 400 instead of one of them failing later in the background.
+ */
+export const MAX_METADATA_BYTES = 65_536;
+
+/** Throws a 400 naming `what` when `metadata` as JSON is longer than `MAX_METADATA_BYTES`. */
+export function checkMetadataSize(metadata: unknown, what: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(metadata ?? {}));
+  if (bytes > MAX_METADATA_BYTES) {
+    throw badRequest('metadata_too_large', `The metadata of ${what} is ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES} are allowed.`);
+  }
 }
 
 /** A vector to write. Column values are typed by the collection's `columns`. */

@@ -225,6 +225,18 @@ if (isProduction) {
       expect((await rejected(store.search(spec, 'proj-a', [1, 2], { topK: 1 }))).status).to.equal(400);
     });
 
+    it('answers 400 for metadata longer than Milvus holds in a JSON field, writing nothing', async () => {
+      const spec = specOf('cosine', 3);
+      const err = await store.upsert(spec, 'proj-a', [{ id: 'big', values: [1, 0, 0], metadata: { blob: 'x'.repeat(70_000) } }]).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(AppError);
+      expect((err as AppError).status).to.equal(400);
+      expect((err as AppError).code).to.equal('metadata_too_large');
+      expect(await store.count(spec, 'proj-a')).to.equal(0);
+    });
+
     it('answers 503 when Milvus cannot be reached', async () => {
       const down = new MilvusConnection('127.0.0.1:1', null, log);
       const unreachable = new MilvusVectorStore(down, log);

@@ -33,4 +33,50 @@ describe('coalescer', () => {
       { context: 'ctx-a', items: [3, 4] },
     ]);
   });
+
+  it('with isolate, tries a batch that failed for an isolated reason one submission at a time: only the bad one fails', async () => {
+    const calls: number[][] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const coalescer = new Coalescer<null, number, number>(
+      async (_context, items) => {
+        calls.push(items);
+        if (calls.length === 1) await gate;
+        if (items.includes(-1)) throw new Error(items.length > 1 ? 'rejected: batch' : 'rejected: -1');
+        return items;
+      },
+      { maxBatch: 10, parallel: 1, isolate: (err) => err instanceof Error && err.message.startsWith('rejected') },
+    );
+    const first = coalescer.submit('g', null, [0]);
+    const batch = [coalescer.submit('g', null, [1]), coalescer.submit('g', null, [-1]), coalescer.submit('g', null, [2, 3])];
+    await tick();
+    release();
+    expect(await first).to.deep.equal([0]);
+    const settled = await Promise.allSettled(batch);
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error).message))).to.deep.equal([[1], 'rejected: -1', [2, 3]]);
+    expect(calls).to.deep.equal([[0], [1, -1, 2, 3], [1], [-1], [2, 3]]);
+  });
+
+  it('without an isolated reason, fails every submission of the batch with the call\'s error', async () => {
+    let calls = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const coalescer = new Coalescer<null, number, number>(
+      async (_context, items) => {
+        calls += 1;
+        if (calls === 1) await gate;
+        else throw new Error('store unavailable');
+        return items;
+      },
+      { maxBatch: 10, parallel: 1, isolate: (err) => err instanceof Error && err.message.startsWith('rejected') },
+    );
+    const first = coalescer.submit('g', null, [0]);
+    const batch = [coalescer.submit('g', null, [1]), coalescer.submit('g', null, [2])];
+    await tick();
+    release();
+    await first;
+    const settled = await Promise.allSettled(batch);
+    expect(settled.map((s) => s.status === 'rejected' && (s.reason as Error).message)).to.deep.equal(['store unavailable', 'store unavailable']);
+    expect(calls).to.equal(2);
+  });
 });
