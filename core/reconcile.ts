@@ -33,6 +33,8 @@ export interface ReconcileReport {
 const MISSING = 'The vector was missing from the vector store; indexing again.';
 const MEMORY_CURSOR = 'memories.indexed';
 const CHUNK_CURSOR = 'knowledge.chunks';
+const PENDING_MEMORY_CURSOR = 'memories.pending';
+const PENDING_DOCUMENT_CURSOR = 'documents.pending';
 
 /**
  * The repair pass behind the `index.reconcile` job (run at start-up and then on a schedule, once
@@ -81,14 +83,18 @@ export class Reconciliation {
     await step('pending memories', () => this.requeuePendingMemories(before, report));
     await step('indexed memories', () => this.checkIndexedMemories(report));
     await step('pending documents', () => this.requeuePendingDocuments(before, report));
-    await step('knowledge chunks', () => this.checkChunks(report));
+    await step('knowledge chunks', () => this.checkChunks(report, log));
     return report;
   }
 
+  // Pending rows are walked with a cursor too: rows that stay pending while their job lives (and
+  // keeps failing) would otherwise fill every page, and rows after them would never be requeued.
   private async requeuePendingMemories(before: number, report: ReconcileReport): Promise<void> {
-    for (const row of await this.rows.stalePendingMemories(before, this.options.pageSize)) {
+    const page = await this.rows.stalePendingMemories(await this.rows.cursor(PENDING_MEMORY_CURSOR), before, this.options.pageSize);
+    for (const row of page) {
       if (await this.queue.requeue(indexJob(row))) report.memoriesRequeued += 1;
     }
+    await this.rows.setCursor(PENDING_MEMORY_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
   private async checkIndexedMemories(report: ReconcileReport): Promise<void> {
@@ -106,24 +112,36 @@ export class Reconciliation {
       }
       report.memoriesChecked += page.length;
     }
-    const last = page.length < this.options.pageSize ? '' : (page[page.length - 1] as IndexedRef).id;
-    await this.rows.setCursor(MEMORY_CURSOR, last, nowMs());
+    await this.rows.setCursor(MEMORY_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
   private async requeuePendingDocuments(before: number, report: ReconcileReport): Promise<void> {
-    for (const doc of await this.rows.stalePendingDocuments(before, this.options.pageSize)) {
+    const page = await this.rows.stalePendingDocuments(await this.rows.cursor(PENDING_DOCUMENT_CURSOR), before, this.options.pageSize);
+    for (const doc of page) {
       const job = envelope('document.process', { projectId: doc.project_id, documentId: doc.id, revision: doc.revision });
       if (await this.queue.requeue(job)) report.documentsRequeued += 1;
     }
+    await this.rows.setCursor(PENDING_DOCUMENT_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
-  private async checkChunks(report: ReconcileReport): Promise<void> {
+  /**
+   * A group of chunks this worker cannot check (e.g. its base's embedding model needs a key or
+   * files this worker lacks) is skipped and named in the report; the cursor still moves on, so one
+   * such base does not stop every pass on the same page.
+   */
+  private async checkChunks(report: ReconcileReport, log: Logger): Promise<void> {
     const { chunks, last } = await this.rows.chunks(await this.rows.cursor(CHUNK_CURSOR), this.options.pageSize);
     const redo = new Map<string, { projectId: string; kbName: string }>();
     for (const [key, refs] of groupBy(chunks, (c) => `${c.project_id}\u0000${c.embed_model}`)) {
       const [projectId, embedModel] = key.split('\u0000') as [string, string];
-      const present = await this.store.existing(await this.knowledge.collection(embedModel), projectId, refs.map((c) => c.id));
-      for (const chunk of refs) if (!present.has(chunk.id)) redo.set(chunk.document_id, { projectId, kbName: chunk.kb_name });
+      try {
+        const present = await this.store.existing(await this.knowledge.collection(embedModel), projectId, refs.map((c) => c.id));
+        for (const chunk of refs) if (!present.has(chunk.id)) redo.set(chunk.document_id, { projectId, kbName: chunk.kb_name });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        report.errors.push(`knowledge chunks: skipped ${refs.length} chunks of model ${embedModel} in project ${projectId}: ${message}`);
+        log.warn({ projectId, embedModel, chunks: refs.length, err: message }, 'reconciliation skipped knowledge chunks it cannot check');
+      }
     }
     for (const [documentId, { projectId, kbName }] of redo) {
       await this.knowledge.reprocess(projectId, kbName, documentId);
@@ -132,6 +150,11 @@ export class Reconciliation {
     report.chunksChecked += chunks.length;
     await this.rows.setCursor(CHUNK_CURSOR, last, nowMs());
   }
+}
+
+/** The cursor after a page read in id order: its last id, or '' (start over) after the last page. */
+function nextCursor(page: Array<{ id: string }>, pageSize: number): string {
+  return page.length < pageSize ? '' : (page[page.length - 1] as { id: string }).id;
 }
 
 function indexJob(row: IndexedRef) {

@@ -31,10 +31,11 @@ export interface DocumentRef {
 export class ReconcileRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Memories pending since before `before` (their job should have run by now), oldest change first. */
-  async stalePendingMemories(before: number, limit: number): Promise<IndexedRef[]> {
+  /** Memories after `afterId` in id order, pending since before `before` (their job should have run by now). */
+  async stalePendingMemories(afterId: string, before: number, limit: number): Promise<IndexedRef[]> {
     const rows = (await this.db('memories')
       .where({ embedding_status: 'pending' })
+      .where('id', '>', afterId)
       .where('updated_at', '<', before)
       .orderBy('id')
       .limit(limit)
@@ -53,10 +54,11 @@ export class ReconcileRepository {
     return rows.map((r) => ({ ...r, revision: Number(r.revision) }));
   }
 
-  /** Documents uploaded or processing since before `before`. */
-  async stalePendingDocuments(before: number, limit: number): Promise<DocumentRef[]> {
+  /** Documents after `afterId` in id order, uploaded or processing since before `before`. */
+  async stalePendingDocuments(afterId: string, before: number, limit: number): Promise<DocumentRef[]> {
     const rows = (await this.db('knowledge_documents')
       .whereIn('status', ['uploaded', 'processing'])
+      .where('id', '>', afterId)
       .where('updated_at', '<', before)
       .orderBy('id')
       .limit(limit)

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { Reconciliation } from '../../core/reconcile.js';
+import { ReconcileRepository } from '../../db/repositories/reconcile.repository.js';
+import type { JobEnvelope } from '../../jobs/catalogue.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { freePort, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
@@ -132,6 +135,97 @@ describe(`indexing recovery (${PROFILE})`, function () {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe(`reconciliation paging (${PROFILE})`, function () {
+  this.timeout(120_000);
+  let t: TestRuntime;
+  before(async () => {
+    t = await startRuntime({ env: { RECONCILE_INTERVAL_MS: '3600000', RECONCILE_GRACE_MS: '0' } });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  /** A reconciliation of small pages whose queue treats `alive` jobs as still queued and leaves other projects' rows alone. */
+  function reconciliation(projectId: string, alive: Set<string>): Reconciliation {
+    const queue = Object.create(t.runtime.queue) as typeof t.runtime.queue;
+    queue.requeue = async (job: JobEnvelope): Promise<boolean> => {
+      const data = job.payload as { projectId: string; memoryId?: string; documentId?: string };
+      if (data.projectId !== projectId || alive.has(data.memoryId ?? data.documentId ?? '')) return false;
+      return t.runtime.queue.requeue(job);
+    };
+    return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, t.runtime.memories, t.runtime.knowledge, t.runtime.vectors, queue, {
+      graceMs: 0,
+      pageSize: 2,
+    });
+  }
+
+  it('answers 400 for memory metadata longer than a vector store holds, instead of a memory that can never be indexed', async () => {
+    const { key } = await newProject(t);
+    const res = await t.http
+      .post('/v3/memories/add/')
+      .set('Authorization', token(key))
+      .send({ messages: [{ role: 'user', content: 'a note' }], user_id: unique('u'), infer: false, metadata: { blob: 'x'.repeat(70_000) } });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.equal(400);
+    expect(res.body.code).to.equal('metadata_too_large');
+  });
+
+  it('requeues pending memories beyond a full page of ones whose jobs are alive but keep failing', async () => {
+    const { key, projectId } = await newProject(t);
+    const api = mem0(t, key);
+    const written = await api.add(unique('u'), ['I grow tomatoes on the balcony', 'My train leaves at seven', 'The boiler was serviced in May']);
+    await waitFor(async () => (await Promise.all(written.map((m) => api.get(m.id)))).every((m) => m.embedding_status === 'indexed'), { timeoutMs: 60_000, message: 'all indexed' });
+    const ids = written.map((m) => m.id).sort();
+    await t.runtime.db('memories').whereIn('id', ids).update({ embedding_status: 'pending', embedding_error: 'Milvus is unreachable (upsert); retry later' });
+    // the first page (by id) is held by rows whose jobs are still queued; the last row's job is gone
+    const pass = reconciliation(projectId, new Set(ids.slice(0, 2)));
+    await waitFor(
+      async () => {
+        await pass.pass(log);
+        return (await api.get(ids[2] as string)).embedding_status === 'indexed';
+      },
+      { timeoutMs: 30_000, intervalMs: 100, message: 'the memory after the first page requeued and indexed' },
+    );
+    for (const id of ids.slice(0, 2)) expect((await api.get(id)).embedding_status).to.equal('pending');
+  });
+
+  it('skips chunks of a base whose embedding model this worker cannot use, and still checks and repairs the other bases', async () => {
+    const { key, projectId } = await newProject(t);
+    const auth = token(key);
+    const docs: Array<{ kb: string; id: string }> = [];
+    for (const content of ['The lighthouse keeper lights the lamp at dusk.', 'The ferry to the island leaves on the hour.']) {
+      const kb = unique('kb');
+      expect((await t.http.post('/v1/knowledge').set('Authorization', auth).send({ name: kb })).status).to.equal(201);
+      const doc = await t.http.post(`/v1/knowledge/${kb}/documents`).set('Authorization', auth).send({ filename: 'note.txt', content });
+      docs.push({ kb, id: doc.body.id as string });
+    }
+    const ready = async (): Promise<boolean> => {
+      for (const { kb, id } of docs) if ((await t.http.get(`/v1/knowledge/${kb}/documents/${id}`).set('Authorization', auth)).body.status !== 'ready') return false;
+      return true;
+    };
+    await waitFor(ready, { timeoutMs: 60_000, message: 'both documents ready' });
+    const [bad, good] = docs as [{ kb: string; id: string }, { kb: string; id: string }];
+    // a base of a model this worker has no key for, read before the other in the chunk walk
+    await t.runtime.db('knowledge_bases').where({ project_id: projectId, name: bad.kb }).update({ embed_model: 'cohere/embed-v4.0' });
+    const goodModel = ((await t.runtime.db('knowledge_bases').where({ project_id: projectId, name: good.kb }).first('embed_model')) as { embed_model: string }).embed_model;
+    const spec = await t.runtime.knowledge.collection(goodModel);
+    const goodChunks = async (): Promise<string[]> => ((await t.runtime.db('knowledge_chunks').where({ document_id: good.id }).select('id')) as Array<{ id: string }>).map((c) => c.id);
+    await t.runtime.vectors.deleteByIds(spec, projectId, await goodChunks());
+
+    const pass = reconciliation(projectId, new Set());
+    let skipped = false;
+    await waitFor(
+      async () => {
+        const report = await pass.pass(log);
+        skipped ||= report.errors.some((e) => e.includes('cohere/embed-v4.0'));
+        const chunks = await goodChunks();
+        return chunks.length > 0 && (await t.runtime.vectors.existing(spec, projectId, chunks)).size === chunks.length && (await ready());
+      },
+      { timeoutMs: 30_000, intervalMs: 100, message: "the other base's missing chunk vectors repaired" },
+    );
+    expect(skipped, 'the skipped base named in a report').to.equal(true);
   });
 });
 
