@@ -63,10 +63,11 @@ export class RecordExtraction {
    */
   async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<MemoryView[]> {
     requireEntity(input);
-    if (input.infer === false) return this.memories.add(projectId, input, input.messages.map((m) => m.content));
+    const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
+    if (input.infer === false) return this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime });
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
     const { facts } = await this.ask('memory.infer', payload, 'Picking facts out of the messages');
-    return this.memories.add(projectId, input, facts, { skipKnown: true });
+    return this.memories.add(projectId, input, facts, { skipKnown: true, eventTime });
   }
 
   /** The `memory.infer` job. */
