@@ -431,6 +431,14 @@ export class Memories {
     }
   }
 
+  /**
+   * Writes the keyword index of rows inserted without `add` (a bulk import or a benchmark's seed);
+   * the rows should carry `term_count` (`MemoryKeywords.length(memory)`) for BM25's statistics.
+   */
+  async writeKeywords(rows: MemoryRow[]): Promise<void> {
+    await this.db.transaction((trx) => this.keywords.write(trx, rows));
+  }
+
   /** The memories collection of the embedding model in use. */
   collection(): Promise<CollectionSpec> {
     return modelCollection(this.embedders.get(this.embedModel), 'memories', MEMORY_FILTER_SCOPE.columns);
