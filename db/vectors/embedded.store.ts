@@ -25,6 +25,10 @@ interface Row {
  * One project's vectors in one collection, in memory: packed into one Float32Array
  * (slot × dimension), with the id and filter row of each slot beside it. Deletion moves the last
  * slot into the hole, so the slab stays dense and a search is one pass over contiguous memory.
+ *
+ * Each string column (user_id, app_id, …) also has an inverted index, value → slots, kept in step
+ * with every put, removal and move: a filter pinning such a column with `eq` or `in` then starts
+ * from that value's slots instead of testing every slot of the project.
  */
 class Slab {
   size = 0;
@@ -32,9 +36,11 @@ class Slab {
   ids: string[] = [];
   rows: FilterRow[] = [];
   private readonly slots = new Map<string, number>();
+  private readonly indexes: Map<string, Map<string, Set<number>>>;
 
-  constructor(readonly dimension: number, capacity = 1024) {
+  constructor(readonly dimension: number, stringColumns: string[], capacity = 1024) {
     this.values = new Float32Array(capacity * dimension);
+    this.indexes = new Map(stringColumns.map((column) => [column, new Map<string, Set<number>>()]));
   }
 
   slotOf(id: string): number | undefined {
@@ -47,25 +53,55 @@ class Slab {
       if ((this.size + 1) * this.dimension > this.values.length) this.grow();
       slot = this.size++;
       this.slots.set(id, slot);
+    } else {
+      this.unindex(slot, this.rows[slot] as FilterRow);
     }
     this.values.set(vector, slot * this.dimension);
     this.ids[slot] = id;
     this.rows[slot] = row;
+    this.index(slot, row);
   }
 
   remove(id: string): void {
     const slot = this.slots.get(id);
     if (slot === undefined) return;
     this.slots.delete(id);
+    this.unindex(slot, this.rows[slot] as FilterRow);
     const last = --this.size;
     if (slot !== last) {
       this.values.copyWithin(slot * this.dimension, last * this.dimension, (last + 1) * this.dimension);
       this.ids[slot] = this.ids[last] as string;
       this.rows[slot] = this.rows[last] as FilterRow;
       this.slots.set(this.ids[slot], slot);
+      this.unindex(last, this.rows[slot]);
+      this.index(slot, this.rows[slot]);
     }
     this.ids.length = last;
     this.rows.length = last;
+  }
+
+  /** Empties the slab, as deleting every id would, without moving each last slot into a hole. */
+  clear(): void {
+    this.size = 0;
+    this.ids = [];
+    this.rows = [];
+    this.slots.clear();
+    for (const index of this.indexes.values()) index.clear();
+  }
+
+  /**
+   * The slots whose string column `column` holds one of `values`, as the sets of the index (one
+   * per value found, disjoint); `null` when the column has no index.
+   */
+  slotsWith(column: string, values: Iterable<string>): Array<Set<number>> | null {
+    const index = this.indexes.get(column);
+    if (!index) return null;
+    const sets: Array<Set<number>> = [];
+    for (const value of new Set(values)) {
+      const slots = index.get(value);
+      if (slots) sets.push(slots);
+    }
+    return sets;
   }
 
   /** The packed vectors of slots [0, size). */
@@ -77,11 +113,38 @@ class Slab {
     return Array.from(this.values.subarray(slot * this.dimension, (slot + 1) * this.dimension));
   }
 
+  private index(slot: number, row: FilterRow): void {
+    for (const [column, index] of this.indexes) {
+      const value = stringColumn(row, column);
+      if (value === null) continue;
+      let slots = index.get(value);
+      if (!slots) index.set(value, (slots = new Set()));
+      slots.add(slot);
+    }
+  }
+
+  private unindex(slot: number, row: FilterRow): void {
+    for (const [column, index] of this.indexes) {
+      const value = stringColumn(row, column);
+      if (value === null) continue;
+      const slots = index.get(value);
+      slots?.delete(slot);
+      // ids such as run_id come and go; an emptied value must not stay behind
+      if (slots?.size === 0) index.delete(value);
+    }
+  }
+
   private grow(): void {
     const values = new Float32Array(this.values.length * 2);
     values.set(this.values);
     this.values = values;
   }
+}
+
+/** A row's value of a string column, read as filters read it: only a string counts. */
+function stringColumn(row: FilterRow, column: string): string | null {
+  const value = Object.hasOwn(row.columns, column) ? row.columns[column] : undefined;
+  return typeof value === 'string' ? value : null;
 }
 
 /**
@@ -91,7 +154,8 @@ class Slab {
  * nothing acknowledged, and one process owns the file, so memory cannot go stale.
  *
  * Search is brute force: USearch's SIMD `exactSearch` over the whole slab when most vectors pass
- * the filter, a scalar pass over the passing slots when few do. Both are exact.
+ * the filter, a scalar pass over the passing slots when few do. Both are exact. Which slots pass
+ * is found from a string column's index when the filter pins one (see `passing`).
  */
 export class EmbeddedVectorStore implements VectorStore {
   readonly kind = 'embedded' as const;
@@ -150,10 +214,10 @@ export class EmbeddedVectorStore implements VectorStore {
     const slab = await this.slab(spec, projectId);
     if (filter === null) {
       await this.db(TABLE).where({ collection: spec.name, project_id: projectId }).delete();
-      for (const id of [...slab.ids]) slab.remove(id);
+      slab.clear();
       return;
     }
-    await this.deleteByIds(spec, projectId, passing(slab, toPredicate(filter)).map((slot) => slab.ids[slot] as string));
+    await this.deleteByIds(spec, projectId, passing(slab, filter).map((slot) => slab.ids[slot] as string));
   }
 
   async fetch(spec: CollectionSpec, projectId: string, ids: string[], options: { includeValues?: boolean } = {}): Promise<StoredPoint[]> {
@@ -176,29 +240,26 @@ export class EmbeddedVectorStore implements VectorStore {
     const k = Math.min(options.topK, slab.size);
     if (k <= 0) return [];
     const query = Float32Array.from(vector);
-    const accept = options.filter ? toPredicate(options.filter) : null;
+    const slots = options.filter ? passing(slab, options.filter) : null;
     let hits: Array<[number, number]>;
-    if (!accept) {
+    if (!slots || slots.length === slab.size) {
       hits = nearest(slab, query, spec.metric, k);
+    } else if (slots.length * 3 < slab.size) {
+      hits = scan(slab, query, spec.metric, slots, k);
     } else {
-      const slots = passing(slab, accept);
-      if (slots.length * 3 < slab.size) {
-        hits = scan(slab, query, spec.metric, slots, k);
-      } else {
-        // Ask for enough neighbours that k of them pass even if every rejected vector ranks first.
-        const allowed = new Uint8Array(slab.size);
-        for (const slot of slots) allowed[slot] = 1;
-        hits = nearest(slab, query, spec.metric, Math.min(slab.size, k + slab.size - slots.length))
-          .filter(([slot]) => allowed[slot] === 1)
-          .slice(0, k);
-      }
+      // Ask for enough neighbours that k of them pass even if every rejected vector ranks first.
+      const allowed = new Uint8Array(slab.size);
+      for (const slot of slots) allowed[slot] = 1;
+      hits = nearest(slab, query, spec.metric, Math.min(slab.size, k + slab.size - slots.length))
+        .filter(([slot]) => allowed[slot] === 1)
+        .slice(0, k);
     }
     return hits.map(([slot, score]) => ({ ...point(slab, slot, options.includeValues === true), score }));
   }
 
   async count(spec: CollectionSpec, projectId: string, filter?: FilterNode | null): Promise<number> {
     const slab = await this.slab(spec, projectId);
-    return filter ? passing(slab, toPredicate(filter)).length : slab.size;
+    return filter ? passing(slab, filter).length : slab.size;
   }
 
   async ping(): Promise<void> {
@@ -220,7 +281,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const rows = (await this.db(TABLE)
       .select('id', 'vector', 'columns', 'metadata')
       .where({ collection: spec.name, project_id: projectId })) as Row[];
-    const slab = new Slab(spec.dimension, Math.max(1024, rows.length));
+    const slab = new Slab(spec.dimension, stringColumns(spec), Math.max(1024, rows.length));
     const vector = new Float32Array(spec.dimension);
     const bytes = Buffer.from(vector.buffer);
     for (const row of rows) {
@@ -263,9 +324,62 @@ function scan(slab: Slab, query: Float32Array, metric: Metric, slots: number[], 
   return top.sorted();
 }
 
-function passing(slab: Slab, accept: (row: FilterRow) => boolean): number[] {
+const stringColumns = (spec: CollectionSpec): string[] => Object.keys(spec.columns).filter((column) => spec.columns[column] === 'string');
+
+/**
+ * The slots that pass `filter`, ascending (the order a pass over every slot gives, so ties
+ * between equal scores fall the same way). When the filter pins an indexed string column with
+ * `eq` or `in`, alone or in a top-level AND, only the slots of the narrowest pin are tested; a
+ * filter that is nothing but the pin needs no test at all.
+ */
+function passing(slab: Slab, filter: FilterNode): number[] {
+  const pin = narrowestPin(slab, filter);
+  const accept = toPredicate(filter);
+  if (!pin) {
+    const slots: number[] = [];
+    for (let slot = 0; slot < slab.size; slot++) if (accept(slab.rows[slot] as FilterRow)) slots.push(slot);
+    return slots;
+  }
+  const slots = ascending(slab.size, pin.sets);
+  return pin.node === filter ? slots : slots.filter((slot) => accept(slab.rows[slot] as FilterRow));
+}
+
+/** Of the string-column pins the filter holds at its top, the one with the fewest slots. */
+function narrowestPin(slab: Slab, filter: FilterNode): { node: FilterNode; sets: Array<Set<number>> } | null {
+  let best: { node: FilterNode; sets: Array<Set<number>>; count: number } | null = null;
+  for (const node of filter.kind === 'and' ? filter.nodes : [filter]) {
+    const sets = pinned(slab, node);
+    if (!sets) continue;
+    const count = sets.reduce((sum, set) => sum + set.size, 0);
+    if (!best || count < best.count) best = { node, sets, count };
+  }
+  return best;
+}
+
+/**
+ * The index sets holding exactly the slots `node` accepts, when it is an `eq`/`in` on an indexed
+ * string column. Only string values can equal a string column's value (filter.ts), so values of
+ * another type select nothing.
+ */
+function pinned(slab: Slab, node: FilterNode): Array<Set<number>> | null {
+  if (node.kind !== 'cmp' || node.target.kind !== 'column' || node.target.type !== 'string') return null;
+  if (node.op !== 'eq' && node.op !== 'in') return null;
+  const values = (Array.isArray(node.value) ? node.value : [node.value]).filter((v): v is string => typeof v === 'string');
+  return slab.slotsWith(node.target.name, values);
+}
+
+/** The union of disjoint slot sets, ascending: sorted when small, read off a mark per slot when not. */
+function ascending(size: number, sets: Array<Set<number>>): number[] {
+  const count = sets.reduce((sum, set) => sum + set.size, 0);
+  if (count * 16 < size) {
+    const slots: number[] = [];
+    for (const set of sets) for (const slot of set) slots.push(slot);
+    return slots.sort((a, b) => a - b);
+  }
+  const marked = new Uint8Array(size);
+  for (const set of sets) for (const slot of set) marked[slot] = 1;
   const slots: number[] = [];
-  for (let slot = 0; slot < slab.size; slot++) if (accept(slab.rows[slot] as FilterRow)) slots.push(slot);
+  for (let slot = 0; slot < size; slot++) if (marked[slot] === 1) slots.push(slot);
   return slots;
 }
 

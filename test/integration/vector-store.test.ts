@@ -17,6 +17,17 @@ const collection = (metric: Metric, dimension = 3): CollectionSpec => ({
   columns: { user_id: 'string', created_at: 'date' },
 });
 const project = () => randomBytes(8).toString('hex');
+const cosine = (u: number[], v: number[]) => {
+  let d = 0;
+  let nu = 0;
+  let nv = 0;
+  for (let i = 0; i < u.length; i++) {
+    d += (u[i] as number) * (v[i] as number);
+    nu += (u[i] as number) ** 2;
+    nv += (v[i] as number) ** 2;
+  }
+  return d / Math.sqrt(nu * nv);
+};
 
 
 describe(`vector store contract (${PROFILE})`, function () {
@@ -130,6 +141,97 @@ describe(`vector store contract (${PROFILE})`, function () {
     expect(await store.search(s, p, [1, 0, 0], { topK: 10 })).to.deep.equal([]);
   });
 
+  describe('filters pinning string columns with eq and in', () => {
+    // Enough points that a pin is a small part of the project, with pins shared by many points,
+    // points with no pin at all, and deletions and re-writes that move points between slots.
+    const PINNED_SCOPE: FilterScope = { columns: { user_id: 'string', app_id: 'string', created_at: 'date' }, metadata: 'field' };
+    type Pinned = { id: string; values: number[]; columns: { user_id: string | null; app_id: string | null; created_at: number }; metadata: { n: number } };
+    const cases: Array<{ filter: unknown; keeps: (p: Pinned) => boolean }> = [
+      { filter: { user_id: 'u3' }, keeps: (p) => p.columns.user_id === 'u3' },
+      { filter: { user_id: { in: ['u1', 'u4', 'nobody'] } }, keeps: (p) => ['u1', 'u4'].includes(p.columns.user_id as string) },
+      { filter: { user_id: 'nobody' }, keeps: () => false },
+      { filter: { app_id: 'a' }, keeps: (p) => p.columns.app_id === 'a' },
+      { filter: { AND: [{ user_id: 'u2' }, { app_id: 'b' }] }, keeps: (p) => p.columns.user_id === 'u2' && p.columns.app_id === 'b' },
+      { filter: { AND: [{ app_id: { in: ['a', 'b'] } }, { created_at: { gte: '1970-01-01T00:00:00.150Z' } }] }, keeps: (p) => p.columns.app_id !== null && p.columns.created_at >= 150 },
+      { filter: { AND: [{ user_id: { in: ['u0', 'u5'] } }, { metadata: { n: { lt: 4 } } }, { app_id: 'a' }] }, keeps: (p) => ['u0', 'u5'].includes(p.columns.user_id as string) && p.metadata.n < 4 && p.columns.app_id === 'a' },
+      { filter: { OR: [{ user_id: 'u6' }, { app_id: 'b' }] }, keeps: (p) => p.columns.user_id === 'u6' || p.columns.app_id === 'b' },
+      { filter: { NOT: { user_id: 'u1' } }, keeps: (p) => p.columns.user_id !== 'u1' },
+    ];
+    const pinnedSpec = (): CollectionSpec => ({ ...spec('cosine', 8), columns: PINNED_SCOPE.columns });
+    const makePoints = (next: () => number, from: number, count: number): Pinned[] =>
+      Array.from({ length: count }, (_, j) => {
+        const i = from + j;
+        return {
+          id: `p${i}`,
+          values: Array.from({ length: 8 }, () => next() - 0.5),
+          // every 11th point has no user, every 13th no app
+          columns: { user_id: i % 11 === 10 ? null : `u${i % 7}`, app_id: i % 13 === 12 ? null : i % 3 === 0 ? 'b' : 'a', created_at: i },
+          metadata: { n: i % 9 },
+        };
+      });
+    /** Search (every match, and the best 5), count: each must be what a test of every point gives. */
+    const expectTruth = async (s: CollectionSpec, p: string, points: Map<string, Pinned>, query: number[], label: string) => {
+      for (const { filter: f, keeps } of cases) {
+        const node = parseFilter(f, PINNED_SCOPE);
+        const truth = [...points.values()]
+          .filter(keeps)
+          .map((pt) => ({ id: pt.id, score: cosine(query, pt.values) }))
+          .sort((x, y) => y.score - x.score)
+          .map((x) => x.id);
+        const all = await store.search(s, p, query, { topK: points.size, filter: node });
+        expect(all.map((m) => m.id), `${label}: ${JSON.stringify(f)}`).to.deep.equal(truth);
+        const best = await store.search(s, p, query, { topK: 5, filter: node });
+        expect(best.map((m) => m.id), `${label}, top 5: ${JSON.stringify(f)}`).to.deep.equal(truth.slice(0, 5));
+        for (const m of best) expect(m.columns.user_id ?? null, m.id).to.equal(points.get(m.id)?.columns.user_id);
+        expect(await store.count(s, p, node), `${label}, count: ${JSON.stringify(f)}`).to.equal(truth.length);
+      }
+    };
+
+    it('searches and counts exactly what the filter keeps, after deletions move points and re-writes change pins', async () => {
+      const s = pinnedSpec();
+      const p = project();
+      const next = random(11);
+      await store.ensureCollection(s);
+      const points = new Map(makePoints(next, 0, 300).map((pt) => [pt.id, pt]));
+      await store.upsert(s, p, [...points.values()]);
+      // another project with the same pins must never show up
+      await store.upsert(s, project(), makePoints(random(12), 0, 50));
+      const query = Array.from({ length: 8 }, () => next() - 0.5);
+      await expectTruth(s, p, points, query, 'as written');
+
+      // the first, a middle and the last points, and a run of u3's: each hole takes the last point
+      const gone = ['p0', 'p150', 'p299', ...[...points.values()].filter((pt) => pt.columns.user_id === 'u3').slice(0, 20).map((pt) => pt.id)];
+      await store.deleteByIds(s, p, gone);
+      for (const id of gone) points.delete(id);
+      await expectTruth(s, p, points, query, 'after deletions');
+
+      // a re-write moves a point from one pin to another, or out of every pin
+      const moved = [...points.values()].filter((pt) => pt.columns.user_id === 'u1').slice(0, 15);
+      for (const [i, pt] of moved.entries()) {
+        pt.columns = { ...pt.columns, user_id: i % 3 === 0 ? null : 'u3', app_id: i % 2 === 0 ? 'b' : 'c' };
+        pt.values = Array.from({ length: 8 }, () => next() - 0.5);
+      }
+      const added = makePoints(next, 300, 40);
+      for (const pt of added) points.set(pt.id, pt);
+      await store.upsert(s, p, [...moved, ...added]);
+      await expectTruth(s, p, points, query, 'after re-writes');
+
+      await store.deleteByFilter(s, p, parseFilter({ AND: [{ user_id: { in: ['u2', 'u4'] } }, { app_id: 'a' }] }, PINNED_SCOPE));
+      for (const pt of [...points.values()]) if (['u2', 'u4'].includes(pt.columns.user_id as string) && pt.columns.app_id === 'a') points.delete(pt.id);
+      await store.deleteByFilter(s, p, parseFilter({ user_id: 'u5' }, PINNED_SCOPE));
+      for (const pt of [...points.values()]) if (pt.columns.user_id === 'u5') points.delete(pt.id);
+      expect(await store.count(s, p)).to.equal(points.size);
+      await expectTruth(s, p, points, query, 'after deletions by filter');
+
+      await store.deleteByFilter(s, p, null);
+      points.clear();
+      const again = makePoints(next, 1000, 30);
+      for (const pt of again) points.set(pt.id, pt);
+      await store.upsert(s, p, again);
+      await expectTruth(s, p, points, query, 'emptied and written again');
+    });
+  });
+
   it('never lets one project see or change another project\'s vectors', async () => {
     const s = spec('cosine');
     const [a, b] = [project(), project()];
@@ -155,17 +257,6 @@ describe(`vector store contract (${PROFILE})`, function () {
       metadata: { even: i % 2 === 0 },
     }));
     await store.upsert(s, p, points);
-    const cosine = (u: number[], v: number[]) => {
-      let d = 0;
-      let nu = 0;
-      let nv = 0;
-      for (let i = 0; i < u.length; i++) {
-        d += (u[i] as number) * (v[i] as number);
-        nu += (u[i] as number) ** 2;
-        nv += (v[i] as number) ** 2;
-      }
-      return d / Math.sqrt(nu * nv);
-    };
     let found = 0;
     for (let q = 0; q < 10; q++) {
       const query = Array.from({ length: 64 }, () => next() - 0.5);
