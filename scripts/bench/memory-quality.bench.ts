@@ -25,20 +25,21 @@ const { values: args } = parseArgs({
     conversations: { type: 'string', default: '10' },
     seed: { type: 'string', default: '14' },
     dataset: { type: 'string' },
+    'in-flight': { type: 'string', default: '4' },
   },
 });
 const PROFILES = args.profiles.split(',') as ProfileName[];
 const CONVERSATIONS = Number(args.conversations);
 const SEED = Number(args.seed);
-if (!PROFILES.every((p) => p === 'embedded' || p === 'production') || !Number.isInteger(CONVERSATIONS) || CONVERSATIONS < 1 || !Number.isInteger(SEED)) {
-  process.stderr.write('--profiles embedded,production (either or both); --conversations a positive integer; --seed an integer; --dataset <file.json> to keep the data\n');
+const IN_FLIGHT = Number(args['in-flight']);
+if (!PROFILES.every((p) => p === 'embedded' || p === 'production') || !Number.isInteger(CONVERSATIONS) || CONVERSATIONS < 1 || !Number.isInteger(SEED) || !Number.isInteger(IN_FLIGHT) || IN_FLIGHT < 1) {
+  process.stderr.write('--profiles embedded,production (either or both); --conversations a positive integer; --seed an integer; --dataset <file.json> to keep the data; --in-flight requests at a time (4)\n');
   process.exit(2);
 }
 const TOP_K = 10;
 /** How deep the dense and keyword lists fused client-side go. */
 const FUSION_DEPTH = 100;
 const RRF_K = 60;
-const IN_FLIGHT = 4;
 const INDEX_TIMEOUT_MS = 20 * 60_000;
 const POLL_MS = 500;
 const TARGET = { finalOverDense: 10 };
