@@ -55,8 +55,13 @@ export class MemoryKeywords {
     if (postings.length === 0 || scope.documents === 0) return [];
     const frequency = new Map<string, number>();
     for (const p of postings) frequency.set(p.term, (frequency.get(p.term) ?? 0) + 1);
+    // A term in more than half of the scope (a speaker's name on every line of a chat, a word
+    // every memory of this entity uses) tells its memories apart no better than chance; when the
+    // query has rarer terms, it is left out, so that sharing it alone does not make a keyword hit.
+    const rare = [...frequency].filter(([, df]) => df <= scope.documents / 2);
+    const informative = rare.length > 0 ? rare : [...frequency];
     const idf = new Map<string, number>();
-    for (const [term, df] of frequency) {
+    for (const [term, df] of informative) {
       idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)) * (weights.get(term) ?? 1));
     }
     const meanLength = scope.meanLength > 0 ? scope.meanLength : 1;

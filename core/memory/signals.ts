@@ -19,7 +19,8 @@ export function namedTime(query: string): TimeSpan | null {
   const spans: TimeSpan[] = [];
   for (const result of chrono.parse(query)) {
     const known = result.start;
-    if (!known.isCertain('year')) continue;
+    // the year written out, not one a relative expression ("last week") was resolved to
+    if (!/\b\d{4}\b/.test(result.text) || !known.isCertain('year')) continue;
     const year = known.get('year') as number;
     if (known.isCertain('month')) {
       const month = (known.get('month') as number) - 1;
