@@ -67,13 +67,17 @@ export class RecordExtraction {
    */
   async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<AddedMemory[]> {
     requireEntity(input);
-    if (input.infer === false) return (await this.memories.add(projectId, input, input.messages.map((m) => m.content))).map((m) => ({ ...m, event: 'ADD' }));
+    const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
+    if (input.infer === false) {
+      return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime })).map((m) => ({ ...m, event: 'ADD' }));
+    }
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
     for (const key of [...ENTITY_IDS, 'metadata'] as const) {
       if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
     }
+    if (eventTime !== undefined) payload.eventTime = eventTime;
     const { results } = await this.ask('memory.infer', payload, 'Adding memories from the messages');
     return results as unknown as AddedMemory[];
   }
@@ -83,8 +87,8 @@ export class RecordExtraction {
     try {
       const extractor = this.extractors.get(payload.model);
       const facts = await extractor.facts(payload.messages);
-      const { user_id, agent_id, run_id, app_id, metadata } = payload;
-      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata }, facts, extractor);
+      const { user_id, agent_id, run_id, app_id, metadata, eventTime } = payload;
+      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata }, facts, extractor, eventTime);
       return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);

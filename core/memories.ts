@@ -1,16 +1,19 @@
 import type { Knex } from 'knex';
 import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
+import type { EntityColumn, EntityPins } from '../db/repositories/memory-terms.repository.js';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
 import { checkMetadataSize, type CollectionSpec, type VectorPoint, type VectorStore } from '../db/vectors/vector-store.js';
 import { envelope } from '../jobs/catalogue.js';
 import { endsJob, type JobContext } from '../jobs/handlers.js';
 import { Coalescer } from '../lib/coalescer.js';
-import { badRequest, conflict, notFound } from '../lib/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embedding/embedders.js';
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
+import { MemoryKeywords } from './memory/keyword.js';
+import { namedTime } from './memory/signals.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
 import { utcDay } from './usage.js';
 
@@ -46,12 +49,17 @@ export interface StoreRecordInput extends EntityIds {
   metadata?: Record<string, unknown>;
 }
 
+/** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
+export type MemorySearchMode = 'hybrid' | 'dense' | 'keyword';
+
 export interface MemorySearchInput {
   query: string;
   output_format?: string;
   filters: unknown;
   top_k?: number;
+  /** The least cosine similarity of query and memory a result may have, in every mode. */
   threshold?: number;
+  mode?: MemorySearchMode;
 }
 
 /** One memory-search hit (typed record or free-form memory). */
@@ -83,6 +91,7 @@ export class Memories {
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
     private readonly usage: UsageRepository,
+    private readonly keywords: MemoryKeywords,
     private readonly onOutboxWrite: () => void,
     private readonly embedModel: string = DEFAULT_EMBED_MODEL,
   ) {
@@ -138,8 +147,9 @@ export class Memories {
     const memory = renderEmbedText(version, merged);
     const now = nowMs();
     const updated = await this.db.transaction(async (trx) => {
-      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: JSON.stringify(merged), memory, metadata: row.metadata, updated_at: now });
+      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: JSON.stringify(merged), memory, metadata: row.metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
       if (changed === 0) throw conflict(`The record "${id}" changed while this update was applied; read it again and retry.`, 'record_changed');
+      await this.keywords.write(trx, [{ ...row, memory }]);
       await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
       await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
       return (await this.rows.get(projectId, id, trx)) as MemoryRow;
@@ -159,8 +169,9 @@ export class Memories {
   /**
    * Stores free-form memories (mem0 add), each indexed in the background. With `skipKnown`, a
    * text the same entity already has as a free-form memory (ignoring case) is not stored again.
+   * `eventTime` (epoch ms, default now) is when what they say happened: their `created_at`.
    */
-  async add(projectId: string, owner: MemoryOwner, texts: string[], options: { skipKnown?: boolean } = {}): Promise<MemoryView[]> {
+  async add(projectId: string, owner: MemoryOwner, texts: string[], options: { skipKnown?: boolean; eventTime?: number } = {}): Promise<MemoryView[]> {
     requireEntity(owner);
     let fresh = [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
     if (options.skipKnown && fresh.length > 0) {
@@ -168,7 +179,7 @@ export class Memories {
       const known = await this.rows.knownTexts(projectId, pinned, fresh);
       fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
     }
-    const rows = fresh.map((memory) => newRow(projectId, owner, memory));
+    const rows = fresh.map((memory) => newRow(projectId, owner, memory, undefined, options.eventTime));
     if (rows.length === 0) return [];
     await this.db.transaction((trx) => this.insertAll(trx, rows));
     this.onOutboxWrite();
@@ -208,8 +219,9 @@ export class Memories {
     const now = nowMs();
     const updated = await this.db.transaction(async (trx) => {
       const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
-      const changed = await this.rows.update(trx, projectId, id, revision ?? row.revision, { record: row.record, memory, metadata, updated_at: now });
+      const changed = await this.rows.update(trx, projectId, id, revision ?? row.revision, { record: row.record, memory, metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
       if (changed === 0) throw conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed');
+      if (memory !== row.memory) await this.keywords.write(trx, [{ ...row, memory }]);
       await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
       await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
       return (await this.rows.get(projectId, id, trx)) as MemoryRow;
@@ -277,7 +289,13 @@ export class Memories {
     return row;
   }
 
-  /** Semantic search over the project's memories: an entity id is required in `filters`. */
+  /**
+   * Memory search over an entity's memories (an entity id is required in `filters`). `hybrid`
+   * (the default) fuses, by reciprocal rank, the dense list (cosine over the embeddings), the BM25
+   * keyword list, and — when the query names a day, month or year — the dense list of the memories
+   * whose event time falls in it. `dense` and `keyword` rank by one side alone. The rest of the
+   * filter applies to every list; `threshold` is the least cosine similarity a result may have.
+   */
   async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
     const filter = parseFilter(input.filters, MEMORY_FILTER_SCOPE, '/filters');
     if (!filter || !namesEntity(filter)) {
@@ -286,16 +304,84 @@ export class Memories {
         `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}), alone or inside a top-level AND.`,
       );
     }
-    const spec = await this.collection();
-    const [vector] = await this.embedders.get(this.embedModel).embed([input.query], 'query');
-    const matches = await this.store.search(spec, projectId, vector as Float32Array, { topK: input.top_k ?? 10, filter });
-    const kept = input.threshold === undefined ? matches : matches.filter((m) => m.score >= (input.threshold as number));
+    const mode = input.mode ?? 'hybrid';
+    const topK = input.top_k ?? 10;
+    const pool = mode === 'hybrid' ? Math.max(topK * 4, FUSION_POOL) : topK;
+    const needsVector = mode !== 'keyword' || input.threshold !== undefined;
+    // the query is embedded (on the model's thread) while the keyword side reads its postings
+    const vectorPass = needsVector
+      ? Promise.resolve()
+          .then(() => this.embedders.get(this.embedModel).embed([input.query], 'query'))
+          .then(([v]) => v as Float32Array)
+      : null;
+    vectorPass?.catch(() => undefined);
+    const rows = new Map<string, MemoryRow>();
+    const keyword = mode !== 'dense' ? await this.keywordHits(projectId, filter, input.query, pool, rows) : null;
+    const lists: Array<Array<{ id: string; score: number }>> = [];
+    const similarity = new Map<string, number>();
+    let vector: Float32Array | null = null;
+    let spec: CollectionSpec | null = null;
+    if (mode !== 'keyword') {
+      const span = mode === 'hybrid' ? namedTime(input.query) : null;
+      try {
+        spec = await this.collection();
+        vector = await (vectorPass as Promise<Float32Array>);
+        const [dense, inSpan] = await Promise.all([
+          this.store.search(spec, projectId, vector, { topK: pool, filter }),
+          span ? this.store.search(spec, projectId, vector, { topK: pool, filter: withinSpan(filter, span) }) : Promise.resolve(null),
+        ]);
+        for (const m of [...dense, ...(inSpan ?? [])]) similarity.set(m.id, m.score);
+        lists.push(dense);
+        if (inSpan && inSpan.length > 0) lists.push(inSpan);
+      } catch (err) {
+        // Hybrid search outlives an embedder or vector store outage on its keyword side alone
+        // (unless a threshold needs the similarity); dense search has nothing else to answer with.
+        if (!(mode === 'hybrid' && input.threshold === undefined && isUnavailable(err))) throw err;
+      }
+    } else if (vectorPass) {
+      spec = await this.collection();
+      vector = await vectorPass;
+    }
+    if (keyword) lists.push(keyword);
+    let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
+    if (input.threshold !== undefined) {
+      await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
+      ranked = ranked.filter((r) => (similarity.get(r.id) ?? -Infinity) >= (input.threshold as number));
+    }
     // The rows are the truth: a vector whose row is gone (deleted, not yet unindexed) is left out.
-    const rows = new Map((await this.rows.getMany(projectId, kept.map((m) => m.id))).map((r) => [r.id, r]));
-    return kept.flatMap((m) => {
-      const row = rows.get(m.id);
-      return row ? [searchResult(row, m.score)] : [];
-    });
+    const wanted = ranked.slice(0, topK + 8).map((r) => r.id).filter((id) => !rows.has(id));
+    for (const row of await this.rows.getMany(projectId, wanted)) rows.set(row.id, row);
+    return ranked.flatMap((r) => {
+      const row = rows.get(r.id);
+      return row ? [searchResult(row, r.score)] : [];
+    }).slice(0, topK);
+  }
+
+  /**
+   * The keyword list: BM25 over the memories of the entities the filter pins, best first, keeping
+   * only those that pass the whole filter (their rows, read to check it, are kept in `rows`).
+   */
+  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, rows: Map<string, MemoryRow>): Promise<Array<{ id: string; score: number }>> {
+    const candidates = await this.keywords.search(projectId, keywordPins(filter), query, Number.MAX_SAFE_INTEGER);
+    const accept = toPredicate(filter);
+    const hits: Array<{ id: string; score: number }> = [];
+    for (let from = 0; from < candidates.length && hits.length < limit; from += limit) {
+      const page = candidates.slice(from, from + limit);
+      for (const row of await this.rows.getMany(projectId, page.map((c) => c.id))) rows.set(row.id, row);
+      for (const c of page) {
+        const row = rows.get(c.id);
+        if (row && accept(filterRow(row)) && hits.length < limit) hits.push(c);
+      }
+    }
+    return hits;
+  }
+
+  /** Adds the cosine similarity to the query of memories not in a dense list (read from their vectors). */
+  private async measureSimilarity(spec: CollectionSpec, projectId: string, vector: Float32Array, ids: string[], into: Map<string, number>): Promise<void> {
+    if (ids.length === 0) return;
+    for (const point of await this.store.fetch(spec, projectId, ids, { includeValues: true })) {
+      into.set(point.id, cosine(vector, point.values as number[]));
+    }
   }
 
   /**
@@ -348,6 +434,14 @@ export class Memories {
     }
   }
 
+  /**
+   * Writes the keyword index of rows inserted without `add` (a bulk import or a benchmark's seed);
+   * the rows should carry `term_count` (`MemoryKeywords.length(memory)`) for BM25's statistics.
+   */
+  async writeKeywords(rows: MemoryRow[]): Promise<void> {
+    await this.db.transaction((trx) => this.keywords.write(trx, rows));
+  }
+
   /** The memories collection of the embedding model in use. */
   collection(): Promise<CollectionSpec> {
     return modelCollection(this.embedders.get(this.embedModel), 'memories', MEMORY_FILTER_SCOPE.columns);
@@ -358,14 +452,17 @@ export class Memories {
     if (rows.length > 0) await this.usage.increment(trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
     for (const row of rows) {
       await this.rows.insert(trx, row);
-      await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.created_at });
+      // history tells when a change was written (the row's created_at is when its event happened)
+      await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
       await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     }
+    await this.keywords.write(trx, rows);
   }
 
   /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
   private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<boolean> {
     if ((await this.rows.delete(trx, row.project_id, row.id)) === 0) return false;
+    await this.keywords.remove(trx, [row.id]);
     await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
     return true;
@@ -390,7 +487,7 @@ export class Memories {
     const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
     const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
     const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed');
-    const hits = await Promise.all(facts.map((query) => this.search(projectId, { query, filters, top_k: topK })));
+    const hits = await Promise.all(facts.map((query) => this.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
     const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
     return hits.map((matches) => {
       const rows = [...matches.flatMap((m) => found.get(m.id) ?? []), ...unindexed].filter((r) => r.schema_name === null);
@@ -405,6 +502,7 @@ function newRow(
   input: EntityIds & { metadata?: Record<string, unknown> },
   memory: string,
   typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
+  eventTime?: number,
 ): MemoryRow {
   // checked at the write: a vector store that refused it later would leave the memory `failed`
   checkMetadataSize(input.metadata, 'the memory');
@@ -422,7 +520,8 @@ function newRow(
     revision: 1,
     embedding_status: 'pending',
     embedding_error: null,
-    created_at: now,
+    term_count: MemoryKeywords.length(memory),
+    created_at: eventTime ?? now,
     updated_at: now,
   };
 }
@@ -436,6 +535,61 @@ function entityPins(node: FilterNode): MemoryListFilter {
     }
   }
   return pins;
+}
+
+/** The entity ids a filter pins with `eq` or `in` (directly or in a top-level AND): what the keyword index narrows by. */
+function keywordPins(node: FilterNode): EntityPins {
+  const pins: EntityPins = {};
+  for (const n of node.kind === 'and' ? node.nodes : [node]) {
+    if (n.kind !== 'cmp' || n.target.kind !== 'column' || !(ENTITY_IDS as readonly string[]).includes(n.target.name)) continue;
+    const values = n.op === 'eq' ? [n.value] : n.op === 'in' ? (n.value as unknown[]) : null;
+    if (values) pins[n.target.name as EntityColumn] = values.map(String);
+  }
+  return pins;
+}
+
+/** The filter narrowed to memories whose event time falls in `span`. */
+function withinSpan(filter: FilterNode, span: { start: number; end: number }): FilterNode {
+  const target = { kind: 'column', name: 'created_at', type: 'date' } as const;
+  return {
+    kind: 'and',
+    nodes: [filter, { kind: 'cmp', op: 'gte', target, value: span.start }, { kind: 'cmp', op: 'lt', target, value: span.end }],
+  };
+}
+
+/**
+ * Reciprocal-rank fusion (k = 60) of ranked lists, best first; ties go to the better best rank.
+ * The score is scaled so that first in every list is 1.
+ */
+function fuse(lists: Array<Array<{ id: string }>>): Array<{ id: string; score: number }> {
+  const fused = new Map<string, { score: number; best: number }>();
+  for (const list of lists) {
+    list.forEach(({ id }, rank) => {
+      const entry = fused.get(id) ?? { score: 0, best: Infinity };
+      fused.set(id, { score: entry.score + 1 / (RRF_K + rank + 1), best: Math.min(entry.best, rank) });
+    });
+  }
+  const top = lists.length / (RRF_K + 1);
+  return [...fused]
+    .sort(([ia, a], [ib, b]) => b.score - a.score || a.best - b.best || (ia < ib ? 1 : -1))
+    .map(([id, { score }]) => ({ id, score: score / top }));
+}
+
+/** An embedder or vector store that cannot answer now: unreachable (503), or its model files missing. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof AppError && (err.status === 503 || err.code === 'embed_model_unavailable');
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += (a[i] as number) * (b[i] as number);
+    na += (a[i] as number) ** 2;
+    nb += (b[i] as number) ** 2;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 /** A row as the filter predicate sees it. */
@@ -520,9 +674,17 @@ const UNINDEXED_CANDIDATES = 20;
 /** A memory a new fact is compared with, at the revision it was read. */
 export type RelatedMemory = MemoryView & { revision: number };
 
+/** Reciprocal-rank fusion's constant: how much a first place outweighs a tenth. */
+const RRF_K = 60;
+
+/** Each list fused by hybrid search holds at least this many memories. */
+const FUSION_POOL = 40;
+
 /** mem0's `POST /v3/memories/add/`: messages in, memories out. */
 export interface AddMemoriesInput extends MemoryOwner {
   messages: Array<{ role: string; content: string }>;
+  /** When what the messages say happened, in unix seconds (mem0's field); default now. */
+  timestamp?: number;
   /** false: each message is stored as given; true (mem0's default): facts are picked out of the user's messages. */
   infer?: boolean;
 }

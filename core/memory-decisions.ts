@@ -30,7 +30,8 @@ export class MemoryDecisions {
     private readonly log: Logger,
   ) {}
 
-  async remember(projectId: string, owner: MemoryOwner, facts: string[], extractor: Extractor): Promise<AddedMemory[]> {
+  /** Decides and writes `facts` for `owner`; memories it adds get `eventTime` (epoch ms, default now) as their event time. */
+  async remember(projectId: string, owner: MemoryOwner, facts: string[], extractor: Extractor, eventTime?: number): Promise<AddedMemory[]> {
     requireEntity(owner);
     if (facts.length === 0) return [];
     let related: RelatedMemory[][] = facts.map(() => []);
@@ -42,7 +43,7 @@ export class MemoryDecisions {
       this.log.warn({ err, model: extractor.model }, 'the add decision step failed; every fact is added');
       decisions = facts.map((text) => ({ event: 'ADD', text }));
     }
-    return this.apply(projectId, owner, facts, related, decisions);
+    return this.apply(projectId, owner, facts, related, decisions, eventTime);
   }
 
   /**
@@ -62,7 +63,14 @@ export class MemoryDecisions {
   }
 
   /** Writes the decisions; the results in the order of the facts. */
-  private async apply(projectId: string, owner: MemoryOwner, facts: string[], related: RelatedMemory[][], decisions: Decision[]): Promise<AddedMemory[]> {
+  private async apply(
+    projectId: string,
+    owner: MemoryOwner,
+    facts: string[],
+    related: RelatedMemory[][],
+    decisions: Decision[],
+    eventTime: number | undefined,
+  ): Promise<AddedMemory[]> {
     const known = new Map(related.flat().map((m) => [m.id, m]));
     const byText = new Map(related.flat().map((m) => [m.memory.toLowerCase(), m]));
     const results: AddedMemory[][] = facts.map(() => []);
@@ -85,7 +93,7 @@ export class MemoryDecisions {
         else adds.push({ at, text: facts[at] as string });
       }
     }
-    const stored = new Map((await this.memories.add(projectId, owner, adds.map((a) => a.text), { skipKnown: true })).map((m) => [m.memory.toLowerCase(), m]));
+    const stored = new Map((await this.memories.add(projectId, owner, adds.map((a) => a.text), { skipKnown: true, eventTime })).map((m) => [m.memory.toLowerCase(), m]));
     for (const { at, text } of adds) {
       const memory = stored.get(text.trim().toLowerCase());
       // each stored once, reported once; a text already held (skipKnown) was stored before

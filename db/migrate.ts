@@ -14,6 +14,7 @@ import * as registry from './migrations/0012_registry.js';
 import * as memoriesEmbeddingStatusIndex from './migrations/0013_memories_embedding_status_index.js';
 import * as reconcileCursors from './migrations/0014_reconcile_cursors.js';
 import * as retryFailedIndexing from './migrations/0015_retry_failed_indexing.js';
+import * as memoryTerms from './migrations/0016_memory_terms.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -32,6 +33,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0013_memories_embedding_status_index', memoriesEmbeddingStatusIndex],
   ['0014_reconcile_cursors', reconcileCursors],
   ['0015_retry_failed_indexing', retryFailedIndexing],
+  ['0016_memory_terms', memoryTerms],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -41,6 +41,8 @@ export interface InferPayload {
   run_id?: string;
   app_id?: string;
   metadata?: Record<string, unknown>;
+  /** mem0's `timestamp` in epoch ms: the event time of the memories it adds. */
+  eventTime?: number;
 }
 
 /** The input of one extraction request. */
@@ -176,6 +178,7 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
         run_id: { type: 'string' },
         app_id: { type: 'string' },
         metadata: { type: 'object' },
+        eventTime: { type: 'number' },
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,

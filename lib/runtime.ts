@@ -5,6 +5,7 @@ import { Embedders } from '../core/embedding/embedders.js';
 import { RecordExtraction } from '../core/extract.js';
 import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
+import { MemoryKeywords } from '../core/memory/keyword.js';
 import { Memories } from '../core/memories.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
@@ -16,6 +17,7 @@ import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
+import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
 import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
@@ -142,6 +144,7 @@ export class Runtime {
       indexes: new IndexesRepository(db),
       schemas: new SchemasRepository(db),
       memories: new MemoriesRepository(db),
+      memoryTerms: new MemoryTermsRepository(db),
       usage: new UsageRepository(db),
       knowledge: new KnowledgeRepository(db),
       agents: new AgentsRepository(db),
@@ -155,7 +158,7 @@ export class Runtime {
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, outbox, usage } = this.repositories;
-    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, () => this.relay.kick());
+    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, new MemoryKeywords(this.repositories.memoryTerms), () => this.relay.kick());
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));

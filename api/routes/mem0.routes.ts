@@ -53,6 +53,12 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
         ...ENTITY_PROPS,
         metadata: { type: 'object' },
         infer: { type: 'boolean', default: true },
+        timestamp: {
+          type: 'number',
+          minimum: 0,
+          maximum: 253_402_300_799,
+          description: "When what the messages say happened, in unix seconds (mem0's field): the memories' created_at, which search filters and time signals use. Default now.",
+        },
       },
     },
     responses: {

@@ -135,7 +135,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     path: '/v3/memories/search',
     operationId: 'searchMemories',
     summary:
-      'Semantic search over memories and typed records. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at and metadata conditions with AND/OR/NOT.',
+      'Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT.',
     tag: TAG,
     auth: 'token',
     body: {
@@ -146,7 +146,8 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
         query: { type: 'string', minLength: 1, maxLength: 8192 },
         filters: { type: 'object', description: 'e.g. {"AND": [{"user_id": "alice"}, {"schema": "lead-profile"}]}' },
         top_k: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-        threshold: { type: 'number', minimum: -1, maximum: 1, description: 'Leave out results scoring below this (cosine similarity).' },
+        threshold: { type: 'number', minimum: -1, maximum: 1, description: 'Leave out results whose cosine similarity to the query is below this, in every mode (score is the ranking score, which in hybrid mode is the fused one).' },
+        mode: { type: 'string', enum: ['hybrid', 'dense', 'keyword'], default: 'hybrid', description: 'hybrid: dense + BM25 keyword (+ named time), fused by reciprocal rank; dense: embedding similarity alone; keyword: BM25 alone.' },
         output_format: { type: 'string', enum: ['v1.0', 'v1.1'], description: "Accepted for mem0's clients; the answer is always {results: [...]}." },
       },
     },

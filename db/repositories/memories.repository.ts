@@ -19,7 +19,11 @@ export interface MemoryRow {
   revision: number;
   embedding_status: EmbeddingStatus;
   embedding_error: string | null;
+  /** Length of `memory` in keyword terms (BM25's document length); null before it was indexed. */
+  term_count?: number | null;
+  /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
+  /** The last write. */
   updated_at: number;
 }
 
@@ -97,7 +101,7 @@ export class MemoriesRepository {
     projectId: string,
     id: string,
     revision: number,
-    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at'>,
+    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'>,
   ): Promise<number> {
     return trx('memories')
       .where({ project_id: projectId, id, revision })

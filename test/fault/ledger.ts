@@ -84,14 +84,17 @@ export class Ledger {
     return this.writes.filter((w) => w.id);
   }
 
-  /** Whether a search filtered by the write's user finds it; `undefined` when search did not answer. */
+  /**
+   * Whether a dense search filtered by the write's user finds it (its vector is indexed; hybrid
+   * search finds a write by its words the moment it is stored); `undefined` when search did not answer.
+   */
   private async searchable(write: Write): Promise<boolean | undefined> {
     const res = await this.stack
       .http()
       .post('/v3/memories/search/')
       .set('Authorization', this.stack.auth())
       .timeout({ response: 10_000 })
-      .send({ query: write.text, filters: { user_id: write.userId }, top_k: 5 })
+      .send({ query: write.text, filters: { user_id: write.userId }, top_k: 5, mode: 'dense' })
       .catch(() => undefined);
     if (res?.status !== 200) return undefined;
     const ids: string[] = res.body.results.map((r: { id: string }) => r.id);

@@ -15,6 +15,7 @@ interface Result {
   id: string;
   memory: string;
   event: string;
+  created_at: string;
   previous_memory?: string;
 }
 interface ClientResult {
@@ -29,7 +30,7 @@ interface Mem0Client {
   history(id: string): Promise<Array<{ event: string; oldMemory: string | null; newMemory: string | null }>>;
 }
 
-const events = (results: Array<Result | ClientResult>): string[][] => results.map((r) => [r.event, r.memory]);
+const events = (results: Array<{ event: string; memory: string }>): string[][] => results.map((r) => [r.event, r.memory]);
 
 /** A remote model's reply to a chat call, in its provider's wire format. */
 type Reply = (content: string) => Answer;
@@ -128,7 +129,8 @@ describe(`mem0 add events (${PROFILE})`, function () {
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         return res.body.results as Result[];
       };
-      const [blue, tennis] = (await add('My favourite colour is blue. I play tennis on Sundays.')) as [Result, Result];
+      const [blue, tennis] = (await add('My favourite colour is blue. I play tennis on Sundays.', { timestamp: 1_700_000_000 })) as [Result, Result];
+      expect(blue.created_at, "mem0's timestamp is the event time of what the add stores").to.equal(new Date(1_700_000_000_000).toISOString());
       const green = await add('My favourite colour is green!');
       expect(green.map((r) => [r.event, r.id, r.memory, r.previous_memory])).to.deep.equal([['UPDATE', blue.id, 'My favourite colour is green', 'My favourite colour is blue']]);
       expect(events(await add('My favourite colour is green.'))).to.deep.equal([['NOOP', 'My favourite colour is green']]);
@@ -167,7 +169,7 @@ describe(`mem0 add events (${PROFILE})`, function () {
       };
       const decisions = new MemoryDecisions(memories, t.runtime.embedders, createLogger('silent'));
       const results = await decisions.remember(projectId, { user_id }, ['I moved to Porto', "I don't play chess anymore"], racing);
-      expect(events(results as Result[])).to.deep.equal([
+      expect(events(results)).to.deep.equal([
         ['ADD', 'I moved to Porto'],
         ['ADD', "I don't play chess anymore"],
       ]);

@@ -38,9 +38,9 @@ function mem0(t: TestRuntime, key: string) {
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body as Memory;
     },
-    /** Ids the search finds for the user, or the HTTP status when it fails. */
+    /** Ids the dense search finds for the user (what the vector index holds), or the HTTP status when it fails. */
     async search(user: string, query: string, topK = 100): Promise<string[] | number> {
-      const res = await t.http.post('/v3/memories/search/').set('Authorization', auth).send({ query, filters: { user_id: user }, top_k: topK });
+      const res = await t.http.post('/v3/memories/search/').set('Authorization', auth).send({ query, filters: { user_id: user }, top_k: topK, mode: 'dense' });
       if (res.status !== 200) return res.status;
       return (res.body.results as Array<{ id: string }>).map((r) => r.id);
     },

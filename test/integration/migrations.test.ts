@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { createDatabase, ensureMysqlDatabase, type Knex } from '../../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../../db/migrate.js';
+import { MemoryTermsRepository } from '../../db/repositories/memory-terms.repository.js';
+import { MemoryKeywords } from '../../core/memory/keyword.js';
+import { down as dropMemoryTerms } from '../../db/migrations/0016_memory_terms.js';
 import { isProduction, tempDir, TEST_DATABASE_URL, unique } from '../helpers.js';
 
 async function scratchDatabase(): Promise<Knex> {
@@ -52,5 +55,21 @@ describe('migrations', () => {
     expect(applied).to.deep.equal(['0002_api_keys', '0003_outbox', '0004_probes']);
     expect(await indexNames(db, 'api_keys')).to.include.members(['api_keys_project_created', 'api_keys_key_hash_unique']);
     expect(await pendingMigrations(db)).to.deep.equal([]);
+  });
+
+  it('gives memories written before the keyword index their postings, so keyword search finds them', async () => {
+    await migrateLatest(db);
+    await dropMemoryTerms(db);
+    await db('knex_migrations').where({ name: '0016_memory_terms' }).delete();
+    const memory = (id: string, text: string, user: string) => ({
+      id, project_id: 'p1', memory: text, user_id: user, metadata: '{}', revision: 1, embedding_status: 'indexed', created_at: 1, updated_at: 1,
+    });
+    await db('memories').insert([memory('m1', 'My sister Ana teaches violin in Porto', 'u1'), memory('m2', 'Ana bought a violin', 'u2')]);
+
+    expect(await migrateLatest(db)).to.deep.equal(['0016_memory_terms']);
+    expect((await db('memories').where({ id: 'm1' }).first()).term_count).to.equal(5);
+    const keywords = new MemoryKeywords(new MemoryTermsRepository(db));
+    expect((await keywords.search('p1', { user_id: ['u1'] }, 'who teaches the violin?', 10)).map((h) => h.id)).to.deep.equal(['m1']);
+    expect((await keywords.search('p1', { user_id: ['u2'] }, 'violin', 10)).map((h) => h.id)).to.deep.equal(['m2']);
   });
 });

@@ -1,0 +1,76 @@
+import type { Knex } from 'knex';
+import type { EntityPins, MemoryTermsRepository } from '../../db/repositories/memory-terms.repository.js';
+import { queryTerms, termCounts } from './terms.js';
+
+/** BM25's term-frequency saturation and length normalisation (the usual values). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** A memory as the keyword index reads it. */
+export interface KeywordSource {
+  id: string;
+  project_id: string;
+  memory: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+}
+
+/**
+ * BM25 keyword search over memory text. The index (`memory_terms`, one row per memory and term)
+ * lives in the database next to the rows and is written in the same transaction as each memory,
+ * so it is exact the moment a write is acknowledged, on every API process, and needs no worker.
+ * Collection statistics (document count, mean length, document frequencies) are those of the
+ * entity the search is pinned to — one user's memories are ranked among themselves.
+ */
+export class MemoryKeywords {
+  constructor(private readonly terms: MemoryTermsRepository) {}
+
+  /** The length in terms of a memory's text (stored on the row as `term_count`). */
+  static length(text: string): number {
+    return termCounts(text).length;
+  }
+
+  /** Indexes (or re-indexes) memories, in the caller's transaction. */
+  async write(trx: Knex | Knex.Transaction, memories: KeywordSource[]): Promise<void> {
+    await this.terms.write(
+      trx,
+      memories.map((m) => ({ ...m, ...termCounts(m.memory) })),
+    );
+  }
+
+  async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
+    await this.terms.remove(trx, ids);
+  }
+
+  /**
+   * The memories of the pinned scope that share terms with the query, best BM25 score first.
+   * `weights` multiplies the score of single query terms (e.g. names), by term.
+   */
+  async search(projectId: string, pins: EntityPins, query: string, limit: number, weights: Map<string, number> = new Map()): Promise<Array<{ id: string; score: number }>> {
+    const terms = queryTerms(query);
+    if (terms.length === 0) return [];
+    const [postings, scope] = await Promise.all([this.terms.postings(projectId, pins, terms), this.terms.scope(projectId, pins)]);
+    if (postings.length === 0 || scope.documents === 0) return [];
+    const frequency = new Map<string, number>();
+    for (const p of postings) frequency.set(p.term, (frequency.get(p.term) ?? 0) + 1);
+    const idf = new Map<string, number>();
+    for (const [term, df] of frequency) {
+      idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)) * (weights.get(term) ?? 1));
+    }
+    const meanLength = scope.meanLength > 0 ? scope.meanLength : 1;
+    const scores = new Map<string, number>();
+    for (const p of postings) {
+      const weight = idf.get(p.term);
+      if (weight === undefined) continue;
+      const tf = Number(p.tf);
+      const norm = tf + K1 * (1 - B + (B * Number(p.doc_len)) / meanLength);
+      scores.set(p.memory_id, (scores.get(p.memory_id) ?? 0) + (weight * tf * (K1 + 1)) / norm);
+    }
+    return [...scores]
+      .map(([id, score]) => ({ id, score }))
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1))
+      .slice(0, limit);
+  }
+}

@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+
+/** The entity columns a keyword search can be pinned to. */
+export type EntityColumn = 'user_id' | 'agent_id' | 'run_id' | 'app_id';
+
+/** The entity values a search is pinned to: each named column must hold one of its values. */
+export type EntityPins = Partial<Record<EntityColumn, string[]>>;
+
+/** One term of one memory: how often it occurs there, and the memory's length in terms. */
+export interface Posting {
+  memory_id: string;
+  term: string;
+  tf: number;
+  doc_len: number;
+}
+
+/** What the keyword index stores of a memory. */
+export interface TermsOf {
+  id: string;
+  project_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  counts: Map<string, number>;
+  length: number;
+}
+
+/** Rows written per insert statement. */
+const INSERT_BATCH = 500;
+
+/** The keyword index of memories (`memory_terms`), written in the callers' transactions. */
+export class MemoryTermsRepository {
+  constructor(private readonly db: Knex) {}
+
+  /** Replaces the postings of these memories. */
+  async write(trx: Knex | Knex.Transaction, memories: TermsOf[]): Promise<void> {
+    if (memories.length === 0) return;
+    await this.remove(trx, memories.map((m) => m.id));
+    const rows = memories.flatMap((m) =>
+      [...m.counts].map(([term, tf]) => ({
+        memory_id: m.id,
+        term,
+        project_id: m.project_id,
+        user_id: m.user_id,
+        agent_id: m.agent_id,
+        run_id: m.run_id,
+        app_id: m.app_id,
+        tf,
+        doc_len: m.length,
+      })),
+    );
+    for (let i = 0; i < rows.length; i += INSERT_BATCH) await trx('memory_terms').insert(rows.slice(i, i + INSERT_BATCH));
+  }
+
+  async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
+    if (ids.length > 0) await trx('memory_terms').whereIn('memory_id', ids).delete();
+  }
+
+  /** The postings of `terms` among the project's memories pinned by `pins`. */
+  async postings(projectId: string, pins: EntityPins, terms: string[]): Promise<Posting[]> {
+    if (terms.length === 0) return [];
+    const query = this.db('memory_terms').where({ project_id: projectId }).whereIn('term', terms);
+    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
+    return (await query.select('memory_id', 'term', 'tf', 'doc_len')) as Posting[];
+  }
+
+  /** How many memories the pins select, and their mean length in terms (BM25's collection statistics). */
+  async scope(projectId: string, pins: EntityPins): Promise<{ documents: number; meanLength: number }> {
+    const query = this.db('memories').where({ project_id: projectId });
+    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
+    const row = (await query.first(this.db.raw('count(*) as documents'), this.db.raw('avg(term_count) as mean'))) as { documents: number | string; mean: number | string | null };
+    return { documents: Number(row.documents), meanLength: Number(row.mean ?? 0) };
+  }
+}

@@ -1,0 +1,213 @@
+import { expect } from 'chai';
+import { isProduction, newProject, PROFILE, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+
+// Memory search as a user of mem0's API meets it: hybrid (dense + BM25 keyword + named time) by
+// default, dense or keyword alone on request, over memories that carry an event time.
+
+interface Memory {
+  id: string;
+  memory: string;
+  created_at: string;
+  updated_at: string;
+  embedding_status: string;
+}
+
+interface Hit {
+  id: string;
+  memory: string;
+  created_at: string;
+  score: number;
+}
+
+/** mem0 calls of one project. */
+function mem0(t: TestRuntime, key: string) {
+  const auth = token(key);
+  return {
+    async add(user: string, texts: string[], timestamp?: number): Promise<Memory[]> {
+      const res = await t.http
+        .post('/v3/memories/add/')
+        .set('Authorization', auth)
+        .send({ messages: texts.map((content) => ({ role: 'user', content })), user_id: user, infer: false, ...(timestamp === undefined ? {} : { timestamp }) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.results as Memory[];
+    },
+    async search(body: Record<string, unknown>): Promise<{ status: number; hits: Hit[]; body: Record<string, unknown> }> {
+      const res = await t.http.post('/v3/memories/search/').set('Authorization', auth).send(body);
+      return { status: res.status, hits: (res.body.results ?? []) as Hit[], body: res.body };
+    },
+    async indexed(ids: string[]): Promise<void> {
+      await waitFor(
+        async () => {
+          for (const id of ids) {
+            const res = await t.http.get(`/v1/memories/${id}/`).set('Authorization', auth);
+            if (res.body.embedding_status !== 'indexed') return false;
+          }
+          return true;
+        },
+        { timeoutMs: 60_000, message: 'memories indexed' },
+      );
+    },
+    async put(id: string, text: string): Promise<void> {
+      const res = await t.http.put(`/v1/memories/${id}/`).set('Authorization', auth).send({ text });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    },
+    async remove(id: string): Promise<void> {
+      const res = await t.http.delete(`/v1/memories/${id}/`).set('Authorization', auth);
+      expect(res.status).to.equal(200);
+    },
+  };
+}
+
+const ids = (hits: Hit[]): string[] => hits.map((h) => h.id);
+
+describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function () {
+  this.timeout(120_000);
+  let t: TestRuntime;
+  let api: ReturnType<typeof mem0>;
+
+  before(async () => {
+    t = await startRuntime();
+    api = mem0(t, (await newProject(t)).key);
+  });
+
+  after(async () => {
+    await t.close();
+  });
+
+  it('finds a rare word that dense search ranks low, and a paraphrase that keyword search cannot, with both in hybrid', async () => {
+    const user = unique('u');
+    const texts = [
+      'My router model is the Zyxel VMG8825 and it keeps dropping the connection at night',
+      'I adopted a small grey kitten from the shelter last weekend',
+      'We are repainting the kitchen a pale shade of green',
+      'I have been learning to bake sourdough bread on Sundays',
+      'My sister works as a nurse at the children’s hospital',
+      'I am training for a half marathon in the autumn',
+      'The neighbours’ dog barks whenever the postman comes',
+      'I switched my phone plan to a cheaper provider',
+    ];
+    const added = await api.add(user, texts);
+    await api.indexed(added.map((m) => m.id));
+    const [router, kitten] = [added[0] as Memory, added[1] as Memory];
+
+    // an exact model number: keyword search puts it first
+    const code = await api.search({ query: 'VMG8825', filters: { user_id: user }, mode: 'keyword' });
+    expect(code.status).to.equal(200);
+    expect(ids(code.hits)).to.deep.equal([router.id]);
+    const hybridCode = await api.search({ query: 'VMG8825', filters: { user_id: user } });
+    expect(ids(hybridCode.hits)[0]).to.equal(router.id);
+
+    // a paraphrase without a shared word: keyword finds nothing, dense and hybrid find it
+    const paraphrase = 'new pet cat rescued';
+    expect(ids((await api.search({ query: paraphrase, filters: { user_id: user }, mode: 'keyword' })).hits)).to.not.include(kitten.id);
+    expect(ids((await api.search({ query: paraphrase, filters: { user_id: user }, mode: 'dense', top_k: 1 })).hits)).to.deep.equal([kitten.id]);
+    expect(ids((await api.search({ query: paraphrase, filters: { user_id: user }, top_k: 3 })).hits)).to.include(kitten.id);
+
+    // scores: hybrid's are fused and scaled to 1 for first in every list, best first
+    const fused = (await api.search({ query: 'kitten adopted from the shelter', filters: { user_id: user } })).hits;
+    expect(fused[0]?.id).to.equal(kitten.id);
+    expect(fused[0]?.score).to.be.at.most(1).and.above(0);
+    for (let i = 1; i < fused.length; i++) expect((fused[i] as Hit).score).to.be.at.most((fused[i - 1] as Hit).score);
+  });
+
+  it('keeps the keyword index in step with updates and deletes, and never crosses entities', async () => {
+    const user = unique('u');
+    const other = unique('u');
+    const [memory] = await api.add(user, ['My favourite board game is Carcassonne']);
+    const [theirs] = await api.add(other, ['I never liked Carcassonne much']);
+    const keyword = async (query: string, who = user) => ids((await api.search({ query, filters: { user_id: who }, mode: 'keyword' })).hits);
+
+    // searchable by its words as soon as the write is acknowledged, before any embedding
+    expect(await keyword('carcassonne')).to.deep.equal([(memory as Memory).id]);
+    expect(await keyword('carcassonne', other)).to.deep.equal([(theirs as Memory).id]);
+
+    await api.put((memory as Memory).id, 'My favourite board game is now Terraforming Mars');
+    expect(await keyword('carcassonne')).to.deep.equal([]);
+    expect(await keyword('terraforming')).to.deep.equal([(memory as Memory).id]);
+
+    await api.remove((memory as Memory).id);
+    expect(await keyword('terraforming')).to.deep.equal([]);
+    expect(await keyword('carcassonne', other)).to.deep.equal([(theirs as Memory).id]);
+  });
+
+  it('stores the event time mem0 sends as timestamp, filters on it, and ranks the memories of a named month first', async () => {
+    const user = unique('u');
+    const may2023 = Date.UTC(2023, 4, 8, 14, 30) / 1000;
+    const sept2023 = Date.UTC(2023, 8, 20, 9, 0) / 1000;
+    const [inMay] = await api.add(user, ['We went hiking in the mountains with the kids'], may2023);
+    const [inSept] = await api.add(user, ['We went hiking along the coast with the kids'], sept2023);
+    const [now] = await api.add(user, ['We went hiking in the forest with the kids']);
+    await api.indexed([inMay, inSept, now].map((m) => (m as Memory).id));
+
+    expect((inMay as Memory).created_at).to.equal('2023-05-08T14:30:00.000Z');
+    expect(Date.parse((now as Memory).created_at)).to.be.closeTo(Date.now(), 120_000);
+
+    const spring = await api.search({ query: 'hiking', filters: { AND: [{ user_id: user }, { created_at: { gte: '2023-05-01', lt: '2023-06-01' } }] } });
+    expect(ids(spring.hits)).to.deep.equal([(inMay as Memory).id]);
+    expect(spring.hits[0]?.created_at).to.equal('2023-05-08T14:30:00.000Z');
+
+    // the query names a month: its memories come first, whichever text is closest
+    for (const [query, first] of [
+      ['Where did we go hiking in May 2023?', inMay],
+      ['What hike did we do in September 2023?', inSept],
+    ] as const) {
+      const hits = (await api.search({ query, filters: { user_id: user } })).hits;
+      expect(hits[0]?.id, query).to.equal((first as Memory).id);
+    }
+  });
+
+  it('applies threshold to the cosine similarity in every mode, and refuses an unknown mode', async () => {
+    const user = unique('u');
+    const added = await api.add(user, ['I drink green tea every morning', 'The car needs new winter tyres']);
+    await api.indexed(added.map((m) => m.id));
+    const query = 'green tea in the morning';
+    const dense = (await api.search({ query, filters: { user_id: user }, mode: 'dense' })).hits;
+    const best = (dense[0] as Hit).score;
+    for (const mode of ['hybrid', 'dense', 'keyword']) {
+      const strict = await api.search({ query, filters: { user_id: user }, mode, threshold: best - 0.01 });
+      expect(strict.status).to.equal(200);
+      expect(ids(strict.hits), mode).to.deep.equal([(added[0] as Memory).id]);
+      expect((await api.search({ query, filters: { user_id: user }, mode, threshold: Math.min(1, best + 0.01) })).hits, mode).to.deep.equal([]);
+    }
+    const bad = await api.search({ query, filters: { user_id: user }, mode: 'sparse' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.code).to.be.a('string');
+  });
+
+  it('answers hybrid searches from the keyword side while the embedding model is missing; dense search says what is missing', async () => {
+    const down = await startRuntime({ env: { LOCAL_MODEL_DIR: tempDir('cairn-no-model-') } });
+    try {
+      const other = mem0(down, (await newProject(down)).key);
+      const user = unique('u');
+      const [memory] = await other.add(user, ['The spare key is under the blue flower pot']);
+      const hybrid = await other.search({ query: 'where is the spare key?', filters: { user_id: user } });
+      expect(hybrid.status, JSON.stringify(hybrid.body)).to.equal(200);
+      expect(ids(hybrid.hits)).to.deep.equal([(memory as Memory).id]);
+      const dense = await other.search({ query: 'where is the spare key?', filters: { user_id: user }, mode: 'dense' });
+      expect(dense.status).to.equal(400);
+      expect(dense.body.code).to.equal('embed_model_unavailable');
+    } finally {
+      await down.close();
+    }
+  });
+
+  if (isProduction) {
+    it('gives every API process the same keyword index the moment a write is acknowledged', async () => {
+      const second = await startRuntime({ role: 'api' });
+      try {
+        const { key } = await newProject(t);
+        const writer = mem0(t, key);
+        const reader = mem0(second, key);
+        const user = unique('u');
+        const words = Array.from({ length: 20 }, (_, i) => `Ticket QZ${1000 + i} is about the printer on floor ${i}`);
+        const added = await writer.add(user, words);
+        for (const [i, m] of added.entries()) {
+          const hits = (await reader.search({ query: `QZ${1000 + i}`, filters: { user_id: user }, mode: 'keyword' })).hits;
+          expect(ids(hits)).to.deep.equal([m.id]);
+        }
+      } finally {
+        await second.close();
+      }
+    });
+  }
+});
