@@ -2,9 +2,11 @@ import type { ExtractPayload, InferPayload, JobOf, JobResult, JobResults } from 
 import { envelope } from '../jobs/catalogue.js';
 import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
+import { checkMetadataSize } from '../db/vectors/vector-store.js';
 import type { QueueDriver } from '../workers/queue-driver.js';
 import type { Extractors } from './extraction/extractors.js';
-import { requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type MemoryView, type RecordView } from './memories.js';
+import { ENTITY_IDS, requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type RecordView } from './memories.js';
+import type { AddedMemory, MemoryDecisions } from './memory-decisions.js';
 import { validateRecord, type Schemas } from './schemas.js';
 
 export interface ExtractRequest extends EntityIds {
@@ -32,7 +34,8 @@ type ClientError = { error: { status: number; code: string; detail: string } };
  *   relaxed); they are validated and the record stored when complete, metered like a write. An
  *   incomplete result is a normal answer (`stored: false`), not an error.
  * - Free-form memories (`memory.infer`, mem0 add with `infer: true`): the model picks the facts
- *   worth remembering out of the conversation; facts the entity already has are not stored again.
+ *   worth remembering out of the conversation, and each is added, or updates, deletes or
+ *   matches (NOOP) a memory the entity has (`MemoryDecisions`), written by the worker.
  */
 export class RecordExtraction {
   constructor(
@@ -41,6 +44,7 @@ export class RecordExtraction {
     private readonly extractors: Extractors,
     private readonly queue: QueueDriver,
     private readonly timeoutMs: number,
+    private readonly decisions: MemoryDecisions,
   ) {}
 
   async request(projectId: string, schemaName: string, input: ExtractRequest): Promise<ExtractOutcome> {
@@ -57,23 +61,35 @@ export class RecordExtraction {
   }
 
   /**
-   * mem0 add. With `infer: false` each message's content is stored as given; otherwise (mem0's
-   * default) `model` picks the facts worth remembering out of the conversation and those the
-   * entity does not have yet are stored.
+   * mem0 add. With `infer: false` each message's content is stored as given (every one an ADD);
+   * otherwise (mem0's default) `model` picks the facts worth remembering out of the conversation
+   * and decides what each does to the entity's memories: ADD, UPDATE, DELETE or NOOP.
    */
-  async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<MemoryView[]> {
+  async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<AddedMemory[]> {
     requireEntity(input);
     const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
-    if (input.infer === false) return this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime });
+    if (input.infer === false) {
+      return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime })).map((m) => ({ ...m, event: 'ADD' }));
+    }
+    // refused here rather than after a model call in the worker
+    checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
-    const { facts } = await this.ask('memory.infer', payload, 'Picking facts out of the messages');
-    return this.memories.add(projectId, input, facts, { skipKnown: true, eventTime });
+    for (const key of [...ENTITY_IDS, 'metadata'] as const) {
+      if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
+    }
+    if (eventTime !== undefined) payload.eventTime = eventTime;
+    const { results } = await this.ask('memory.infer', payload, 'Adding memories from the messages');
+    return results as unknown as AddedMemory[];
   }
 
-  /** The `memory.infer` job. */
+  /** The `memory.infer` job: facts out of the messages, then their decisions, written. */
   async runInfer(payload: InferPayload): Promise<JobResults['memory.infer']> {
     try {
-      return { facts: await this.extractors.get(payload.model).facts(payload.messages) };
+      const extractor = this.extractors.get(payload.model);
+      const facts = await extractor.facts(payload.messages);
+      const { user_id, agent_id, run_id, app_id, metadata, eventTime } = payload;
+      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata }, facts, extractor, eventTime);
+      return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);
     }

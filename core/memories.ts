@@ -206,8 +206,9 @@ export class Memories {
   /**
    * mem0 update: new text and/or metadata for a memory. A typed record's text is derived from its
    * values, so its text is changed through PATCH /v1/records instead; its metadata may change here.
+   * With `revision`, only that revision is changed (409 `memory_changed` otherwise).
    */
-  async update(projectId: string, id: string, input: { text?: string; metadata?: Record<string, unknown> }): Promise<MemoryView> {
+  async update(projectId: string, id: string, input: { text?: string; metadata?: Record<string, unknown> }, revision?: number): Promise<MemoryView> {
     const row = await this.row(projectId, id);
     if (input.text !== undefined && row.schema_name) {
       throw badRequest('typed_record', `Memory "${id}" is a ${row.schema_name} record; change its values with PATCH /v1/records/${row.schema_name}/${id}.`);
@@ -218,7 +219,7 @@ export class Memories {
     const now = nowMs();
     const updated = await this.db.transaction(async (trx) => {
       const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
-      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: row.record, memory, metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
+      const changed = await this.rows.update(trx, projectId, id, revision ?? row.revision, { record: row.record, memory, metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
       if (changed === 0) throw conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed');
       if (memory !== row.memory) await this.keywords.write(trx, [{ ...row, memory }]);
       await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
@@ -229,8 +230,10 @@ export class Memories {
     return memoryView(updated);
   }
 
-  async delete(projectId: string, id: string): Promise<void> {
+  /** Deletes a memory; with `revision`, only that revision of it (409 `memory_changed` otherwise). */
+  async delete(projectId: string, id: string, revision?: number): Promise<void> {
     const row = await this.row(projectId, id);
+    if (revision !== undefined && row.revision !== revision) throw conflict(`Memory "${id}" changed before it could be deleted; read it again and retry.`, 'memory_changed');
     await this.db.transaction((trx) => this.remove(trx, row));
     this.onOutboxWrite();
   }
@@ -474,6 +477,23 @@ export class Memories {
   private pinned(projectId: string, row: MemoryRow): Promise<SchemaVersion> {
     return this.schemas.getVersion(projectId, row.schema_id as string, row.schema_version as number);
   }
+
+  /**
+   * mem0 add with infer: for each fact, the entity's free-form memories it is compared with — the
+   * `topK` search finds for it, and the entity's newest memories not indexed yet, which search
+   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their values.
+   */
+  async related(projectId: string, owner: EntityIds, facts: string[], topK: number): Promise<RelatedMemory[][]> {
+    const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
+    const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
+    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed');
+    const hits = await Promise.all(facts.map((query) => this.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
+    const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
+    return hits.map((matches) => {
+      const rows = [...matches.flatMap((m) => found.get(m.id) ?? []), ...unindexed].filter((r) => r.schema_name === null);
+      return [...new Map(rows.map((r) => [r.id, { ...memoryView(r), revision: r.revision }])).values()];
+    });
+  }
 }
 
 /** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
@@ -648,6 +668,11 @@ export function requireEntity(owner: EntityIds): void {
 
 /** Most memory vectors written in one store call. */
 const UPSERT_BATCH = 256;
+/** How many of an entity's newest memories `related` looks at for ones not indexed yet. */
+const UNINDEXED_CANDIDATES = 20;
+
+/** A memory a new fact is compared with, at the revision it was read. */
+export type RelatedMemory = MemoryView & { revision: number };
 
 /** Reciprocal-rank fusion's constant: how much a first place outweighs a tenth. */
 const RRF_K = 60;

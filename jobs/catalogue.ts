@@ -21,18 +21,28 @@ export interface JobPayloads {
   'document.process': { projectId: string; documentId: string; revision: number };
   /** Removes the vectors of a deleted knowledge base, or of one deleted document. */
   'knowledge.purge': { projectId: string; embedModel: string; kbId?: string; documentId?: string };
-  /** Picks the facts worth remembering out of a conversation (mem0 add with `infer: true`) for a waiting request. */
+  /**
+   * mem0 add with `infer: true` for a waiting request: picks the facts worth remembering out of a
+   * conversation, decides what each does to the entity's memories, and writes that.
+   */
   'memory.infer': InferPayload;
   /** Re-queues stuck indexing work and re-indexes rows whose vectors are missing (all projects). */
   'index.reconcile': Record<string, never>;
 }
 
-/** The input of one fact-inference request. */
+/** The input of one fact-inference request: the conversation, and whose memories (with their metadata) it adds to. */
 export interface InferPayload {
   requestId: string;
   projectId: string;
   model: string;
   messages: Array<{ role: string; content: string }>;
+  user_id?: string;
+  agent_id?: string;
+  run_id?: string;
+  app_id?: string;
+  metadata?: Record<string, unknown>;
+  /** mem0's `timestamp` in epoch ms: the event time of the memories it adds. */
+  eventTime?: number;
 }
 
 /** The input of one extraction request. */
@@ -57,7 +67,8 @@ export interface JobResults {
     | { stored: true; record: Record<string, unknown> }
     | { stored: false; record: Record<string, unknown> | null; missing: string[] }
     | { error: { status: number; code: string; detail: string } };
-  'memory.infer': { facts: string[] } | { error: { status: number; code: string; detail: string } };
+  /** `results`: the memories the add touched, each with its mem0 `event`. */
+  'memory.infer': { results: Array<Record<string, unknown>> } | { error: { status: number; code: string; detail: string } };
 }
 
 export type JobResult<N extends JobName> = N extends keyof JobResults ? JobResults[N] : void;
@@ -162,6 +173,12 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
         projectId: id,
         model: { type: 'string', minLength: 1, maxLength: 128 },
         messages,
+        user_id: { type: 'string' },
+        agent_id: { type: 'string' },
+        run_id: { type: 'string' },
+        app_id: { type: 'string' },
+        metadata: { type: 'object' },
+        eventTime: { type: 'number' },
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,

@@ -7,7 +7,7 @@ export const recordExtractJob =
   (payload) =>
     extraction.run(payload);
 
-/** `memory.infer`: picks the facts out of a conversation for a waiting mem0 add. */
+/** `memory.infer`: picks the facts out of a conversation and adds them (ADD/UPDATE/DELETE/NOOP) for a waiting mem0 add. */
 export const memoryInferJob =
   (extraction: RecordExtraction): JobHandler<'memory.infer'> =>
   (payload) =>

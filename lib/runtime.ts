@@ -7,6 +7,7 @@ import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
 import { Memories } from '../core/memories.js';
+import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
@@ -161,7 +162,8 @@ export class Runtime {
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
-    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs);
+    const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
+    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());

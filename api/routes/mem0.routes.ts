@@ -1,4 +1,5 @@
 import { ENTITY_IDS, type AddMemoriesInput, type EntityIds, type HistoryView, type MemoryView } from '../../core/memories.js';
+import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
 import { ENTITY_PROPS, MESSAGES } from './records.routes.js';
@@ -40,7 +41,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     path: '/v3/memories/add',
     operationId: 'addMemories',
     summary:
-      "Add memories from messages. infer: false stores each message as given; otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated, and those the entity does not have yet are stored. Indexed in the background.",
+      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
     tag: TAG,
     auth: 'token',
     body: {
@@ -62,14 +63,29 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     },
     responses: {
       200: {
-        description: 'The memories added',
-        schema: { type: 'object', properties: { results: { type: 'array', items: { ...MEMORY_VIEW, properties: { ...MEMORY_VIEW.properties, event: { const: 'ADD' } } } } } },
+        description: 'The memories the add touched, in the order of the facts; a DELETE shows the memory as it was',
+        schema: {
+          type: 'object',
+          properties: {
+            results: {
+              type: 'array',
+              items: {
+                ...MEMORY_VIEW,
+                properties: {
+                  ...MEMORY_VIEW.properties,
+                  event: { type: 'string', enum: ['ADD', 'UPDATE', 'DELETE', 'NOOP'] },
+                  previous_memory: { type: 'string', description: "UPDATE only: the memory's text before" },
+                },
+              },
+            },
+          },
+        },
       },
       ...invalid,
     },
     async handler(ctx) {
       const added = await runtime.extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, runtime.config.memoryModel);
-      ctx.body = { results: added.map((m) => ({ ...show(m), event: 'ADD' })) };
+      ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
     },
   };
 

@@ -1,6 +1,7 @@
 import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { cohereFailure } from '../provider-errors.js';
+import { DECISIONS_SCHEMA, decideByModel, type Decision, type FactCandidates } from './decisions.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
   extractionPrompt,
@@ -58,6 +59,11 @@ export class CohereExtractor implements Extractor {
 
   async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
     return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), FACTS_SCHEMA));
+  }
+
+  /** mem0's decision step: one call for all facts, the answer checked by `decideByModel`. */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]> {
+    return decideByModel(facts, (system, user) => this.json(system, user, DECISIONS_SCHEMA));
   }
 
   /** One chat call in JSON mode; the JSON object of the answer. */

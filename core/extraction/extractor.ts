@@ -1,3 +1,5 @@
+import type { Decision, FactCandidates } from './decisions.js';
+
 /** One property of a record schema, in Cairn's restricted JSON-Schema subset. */
 export type ExtractionProperty =
   | { type: 'string'; enum?: readonly string[]; description?: string }
@@ -47,6 +49,12 @@ export interface Extractor {
    * remembering is `[]`.
    */
   facts(messages: readonly ExtractionMessage[]): Promise<string[]>;
+  /**
+   * What each new fact does to the entity's memories most like it (mem0's add step): one
+   * decision per fact, in order (see `decisions.ts`). Rejects only when a remote model could not
+   * be asked; an answer that cannot be read turns the facts it leaves undecided into ADD.
+   */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]>;
 }
 
 /** Longest fact kept; a model's longer answer is cut at a word boundary. */
@@ -57,6 +65,7 @@ export const MAX_FACTS = 50;
 /** What the remote models are told when picking facts out of a conversation. */
 export const FACTS_SYSTEM_PROMPT = [
   'You pick out facts worth remembering about the user from a conversation: personal details, preferences, plans, relationships, work, health, and anything the user asks to be remembered.',
+  'When the user says something is no longer true or asks you to forget it, state that as a fact too (e.g. "No longer lives in Lisbon").',
   'Take facts only from what the user says; what the assistant says counts only when the user confirms it. Never guess or infer beyond what is stated.',
   'Write each fact as one short, self-contained statement in the language the user wrote in. Skip greetings, questions, small talk and anything temporary or trivial.',
   'Answer with a JSON object {"facts": [...]} holding an array of strings; if there is nothing worth remembering, answer {"facts": []}.',

@@ -1,3 +1,4 @@
+import { decideByRules, type Decision, type FactCandidates } from './decisions.js';
 import {
   isPlaceholder,
   sanitizeExtraction,
@@ -1091,6 +1092,11 @@ export class LocalExtractor implements Extractor {
   facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
     return Promise.resolve(sanitizeFacts({ facts: messages.filter((m) => m.role === 'user').flatMap((m) => statedFacts(m.content)) }));
   }
+
+  /** Deterministic rules (`decideByRules`): near duplicates, attributes with a new value, retractions. */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]> {
+    return Promise.resolve(facts.map(decideByRules));
+  }
 }
 
 const PLEASANTRY = /^(?:hi|hello|hey|good (?:morning|afternoon|evening)|thanks|thank you|ok|okay|sure|yes|no|bye|goodbye|cheers)\b[\s,.!]*(?:there|again|so much|a lot)?[\s.!]*$/i;
@@ -1100,12 +1106,13 @@ const REQUEST = /^(?:(?:can|could|would|will) you|please|let'?s|tell me|show me|
 /**
  * The statements in a message worth remembering, for the local model's `facts`: its sentences
  * minus questions, requests and pleasantries, with "remember that" dropped and end punctuation
- * trimmed. Wording is kept as the user wrote it.
+ * trimmed. Wording is kept as the user wrote it. "(Please) forget that …" is kept: the decision
+ * step deletes what it names.
  */
 export function statedFacts(content: string): string[] {
   return content
     .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim().replace(/^[-*•]\s+/, '').replace(/^(?:please\s+)?(?:remember|note|keep in mind)(?: that)?[:,]?\s+/i, ''))
+    .map((s) => s.trim().replace(/^[-*•]\s+/, '').replace(/^(?:please\s+)?(?:remember|note|keep in mind)(?: that)?[:,]?\s+/i, '').replace(/^please,?\s+(?=forget\b)/i, ''))
     .filter((s) => s.length > 0 && !s.endsWith('?') && !PLEASANTRY.test(s) && !REQUEST.test(s))
     .map((s) => s.replace(/[.!]+$/, '').trim())
     .map((s) => (s.length > 0 ? s[0]!.toUpperCase() + s.slice(1) : s))

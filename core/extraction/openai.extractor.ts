@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
 import { openaiFailure } from '../provider-errors.js';
+import { DECISIONS_SCHEMA, decideByModel, type Decision, type FactCandidates } from './decisions.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
   extractionPrompt,
@@ -66,6 +67,11 @@ export class OpenAIExtractor implements Extractor {
 
   async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
     return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), 'facts', FACTS_SCHEMA));
+  }
+
+  /** mem0's decision step: one call for all facts, the answer checked by `decideByModel`. */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]> {
+    return decideByModel(facts, (system, user) => this.json(system, user, 'memory_events', DECISIONS_SCHEMA));
   }
 
   /** One chat completion with a JSON schema response format; the JSON object of the answer. */

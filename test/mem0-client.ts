@@ -1,0 +1,21 @@
+import type { AddressInfo } from 'node:net';
+import type { TestRuntime } from './helpers.js';
+
+/**
+ * mem0's official JavaScript client (npm mem0ai, typed by the caller as `C`) talking to a test
+ * runtime served on a local port; `close()` stops serving.
+ */
+export async function mem0Client<C>(t: TestRuntime, key: string): Promise<{ client: C; close(): Promise<void> }> {
+  const server = t.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  // read once when the module loads: no telemetry to mem0's analytics from tests
+  process.env.MEM0_TELEMETRY = 'false';
+  const { MemoryClient } = (await import('mem0ai')) as unknown as { MemoryClient: new (o: { apiKey: string; host: string }) => C };
+  return {
+    client: new MemoryClient({ apiKey: key, host: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
