@@ -456,7 +456,7 @@ export class Memories {
       await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
       await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     }
-    await this.keywords.write(trx, rows);
+    await this.keywords.write(trx, rows, true);
   }
 
   /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */

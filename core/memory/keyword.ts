@@ -32,11 +32,12 @@ export class MemoryKeywords {
     return termCounts(text).length;
   }
 
-  /** Indexes (or re-indexes) memories, in the caller's transaction. */
-  async write(trx: Knex | Knex.Transaction, memories: KeywordSource[]): Promise<void> {
+  /** Indexes memories, in the caller's transaction: `fresh` ones just written, or re-indexes changed ones. */
+  async write(trx: Knex | Knex.Transaction, memories: KeywordSource[], fresh = false): Promise<void> {
     await this.terms.write(
       trx,
       memories.map((m) => ({ ...m, ...termCounts(m.memory) })),
+      fresh,
     );
   }
 

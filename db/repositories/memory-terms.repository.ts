@@ -33,10 +33,15 @@ const INSERT_BATCH = 500;
 export class MemoryTermsRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Replaces the postings of these memories. */
-  async write(trx: Knex | Knex.Transaction, memories: TermsOf[]): Promise<void> {
+  /**
+   * Writes the postings of these memories, replacing those they had unless `fresh` says they are
+   * new. New memories must not delete first: on InnoDB a delete that finds nothing locks the gap
+   * where their ids go (UUIDv7 ids of one moment share it), and two transactions adding memories at
+   * once would each wait on the other's gap lock to insert — a deadlock.
+   */
+  async write(trx: Knex | Knex.Transaction, memories: TermsOf[], fresh = false): Promise<void> {
     if (memories.length === 0) return;
-    await this.remove(trx, memories.map((m) => m.id));
+    if (!fresh) await this.remove(trx, memories.map((m) => m.id));
     const rows = memories.flatMap((m) =>
       [...m.counts].map(([term, tf]) => ({
         memory_id: m.id,

@@ -23,6 +23,7 @@ interface Hit {
 function mem0(t: TestRuntime, key: string) {
   const auth = token(key);
   return {
+    auth,
     async add(user: string, texts: string[], timestamp?: number): Promise<Memory[]> {
       const res = await t.http
         .post('/v3/memories/add/')
@@ -128,6 +129,26 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     await api.remove((memory as Memory).id);
     expect(await keyword('terraforming')).to.deep.equal([]);
     expect(await keyword('carcassonne', other)).to.deep.equal([(theirs as Memory).id]);
+  });
+
+  it('takes concurrent adds for one user (an importer sending turns in parallel) without a failed write', async () => {
+    const user = unique('u');
+    const statuses: number[] = [];
+    // four importers, each sending its turns one call after another
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, w) => {
+        for (let i = 0; i < 25; i++) {
+          const res = await t.http
+            .post('/v3/memories/add/')
+            .set('Authorization', api.auth)
+            .send({ messages: [{ role: 'user', content: `Turn ${w}.${i}: we talked about the lighthouse trip` }], user_id: user, infer: false });
+          statuses.push(res.status);
+        }
+      }),
+    );
+    expect(statuses.filter((s) => s !== 200), 'failed adds').to.deep.equal([]);
+    const hits = (await api.search({ query: 'lighthouse', filters: { user_id: user }, mode: 'keyword', top_k: 100 })).hits;
+    expect(hits).to.have.length(100);
   });
 
   it('stores the event time mem0 sends as timestamp, filters on it, and ranks the memories of a named month first', async () => {
