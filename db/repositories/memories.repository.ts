@@ -65,9 +65,15 @@ export class MemoriesRepository {
     return (await trx<MemoryRow>('memories').where({ project_id: projectId, id }).first()) as MemoryRow | undefined;
   }
 
+  /**
+   * The rows of `ids` that belong to the project. Looked up by id alone (the primary key, unique
+   * across projects), the project checked on each row: with `project_id = ?` in the query, SQLite
+   * without statistics reads the rows through a project index, i.e. every row of the project.
+   */
   async getMany(projectId: string, ids: string[]): Promise<MemoryRow[]> {
     if (ids.length === 0) return [];
-    return (await this.db<MemoryRow>('memories').where({ project_id: projectId }).whereIn('id', ids)) as MemoryRow[];
+    const rows = (await this.db<MemoryRow>('memories').whereIn('id', ids)) as MemoryRow[];
+    return rows.filter((row) => row.project_id === projectId);
   }
 
   async list(projectId: string, filter: MemoryListFilter, limit: number, offset: number): Promise<MemoryRow[]> {
