@@ -69,7 +69,7 @@ export class RecordExtraction {
     requireEntity(input);
     const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
     if (input.infer === false) {
-      return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime })).map((m) => ({ ...m, event: 'ADD' }));
+      return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime, messages: true })).map((m) => ({ ...m, event: 'ADD' }));
     }
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');

@@ -21,6 +21,8 @@ export interface MemoryRow {
   embedding_error: string | null;
   /** Length of `memory` in keyword terms (BM25's document length); null before it was indexed. */
   term_count?: number | null;
+  /** Stored as a message of a conversation (mem0 add, `infer: false`): embedded with the message before it. */
+  is_message?: boolean | number;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -85,6 +87,26 @@ export class MemoriesRepository {
       ])
       .limit(limit)
       .offset(offset)) as MemoryRow[];
+  }
+
+  /**
+   * The message stored just before `row` in the same conversation: same entity ids, written as a
+   * message, at most `withinMs` earlier by event time (the same time: an earlier id).
+   */
+  async previousMessage(row: MemoryRow, withinMs: number): Promise<MemoryRow | undefined> {
+    const query = this.db<MemoryRow>('memories').where({ project_id: row.project_id, is_message: 1 });
+    for (const column of ['user_id', 'agent_id', 'run_id', 'app_id'] as const) {
+      if (row[column] === null) query.whereNull(column);
+      else query.where(column, row[column]);
+    }
+    return (await query
+      .where((q) => q.where('created_at', '<', row.created_at).orWhere((same) => same.where('created_at', row.created_at).where('id', '<', row.id)))
+      .where('created_at', '>=', Number(row.created_at) - withinMs)
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .first()) as MemoryRow | undefined;
   }
 
   /** Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring case. */

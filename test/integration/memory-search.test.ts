@@ -131,6 +131,33 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(await keyword('carcassonne', other)).to.deep.equal([(theirs as Memory).id]);
   });
 
+  it('embeds a message of a conversation with the message before it, so a reply is found by what it answers', async () => {
+    const chat = [
+      'Guess what, I finally signed up for the bouldering gym by the river',
+      'Oh nice, how often are you planning to go?',
+      'Twice a week, Tuesdays and Fridays, with my brother',
+    ];
+    const filler = ['The soup yesterday was far too salty', 'My phone screen cracked again', 'We should repaint the fence this summer', 'The train was late twice this week'];
+    const reply = async (user: string, added: Memory[]): Promise<{ rank: number; score: number }> => {
+      await api.indexed(added.map((m) => m.id));
+      const hits = (await api.search({ query: 'How often does the user go climbing?', filters: { user_id: user }, mode: 'dense', top_k: 7 })).hits;
+      const rank = ids(hits).indexOf((added.find((m) => m.memory === chat[2]) as Memory).id);
+      return { rank, score: (hits[rank] as Hit).score };
+    };
+    // one conversation, sent as one add call
+    const together = unique('u');
+    const inChat = await api.add(together, [...filler, ...chat]);
+    // the same lines, each alone: days apart, so nothing is the context of anything
+    const apart = unique('u');
+    const alone: Memory[] = [];
+    for (const [i, text] of [...filler, ...chat].entries()) alone.push(...(await api.add(apart, [text], 1_600_000_000 + i * 86_400)));
+    const withContext = await reply(together, inChat);
+    const withoutContext = await reply(apart, alone);
+    const seen = `with its context: rank ${withContext.rank}, similarity ${withContext.score}; alone: rank ${withoutContext.rank}, similarity ${withoutContext.score}`;
+    expect(withContext.rank, seen).to.be.within(0, 1);
+    expect(withContext.score, seen).to.be.above(withoutContext.score + 0.05);
+  });
+
   it('takes concurrent adds for one user (an importer sending turns in parallel) without a failed write', async () => {
     const user = unique('u');
     const statuses: number[] = [];
