@@ -12,7 +12,7 @@ import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embedding/embedders.js';
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
-import { MemoryKeywords } from './memory/keyword.js';
+import { MemoryKeywords, type KeywordHit } from './memory/keyword.js';
 import { namedTime } from './memory/signals.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
 import { utcDay } from './usage.js';
@@ -342,7 +342,10 @@ export class Memories {
       spec = await this.collection();
       vector = await vectorPass;
     }
-    if (keyword) lists.push(keyword);
+    // In fusion a keyword hit votes only when it holds at least half of the query's informative
+    // weight: one shared word of a long question says little, and such weak hits, ranked among
+    // the first of a short list, would push the dense list's answers out of the top.
+    if (keyword) lists.push(mode === 'hybrid' ? keyword.filter((hit) => hit.coverage >= MIN_KEYWORD_COVERAGE) : keyword);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
     if (input.threshold !== undefined) {
       await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
@@ -361,10 +364,10 @@ export class Memories {
    * The keyword list: BM25 over the memories of the entities the filter pins, best first, keeping
    * only those that pass the whole filter (their rows, read to check it, are kept in `rows`).
    */
-  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, rows: Map<string, MemoryRow>): Promise<Array<{ id: string; score: number }>> {
+  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
     const candidates = await this.keywords.search(projectId, keywordPins(filter), query, Number.MAX_SAFE_INTEGER);
     const accept = toPredicate(filter);
-    const hits: Array<{ id: string; score: number }> = [];
+    const hits: KeywordHit[] = [];
     for (let from = 0; from < candidates.length && hits.length < limit; from += limit) {
       const page = candidates.slice(from, from + limit);
       for (const row of await this.rows.getMany(projectId, page.map((c) => c.id))) rows.set(row.id, row);
@@ -695,6 +698,9 @@ const CONTEXT_WEIGHT = 0.5;
 
 /** The longest gap between two messages of one conversation, by event time. */
 const CONTEXT_WINDOW_MS = 60 * 60_000;
+
+/** The least share of the query's idf weight a keyword hit must hold to vote in hybrid fusion. */
+const MIN_KEYWORD_COVERAGE = 0.5;
 
 /** Reciprocal-rank fusion's constant: how much a first place outweighs a tenth. */
 const RRF_K = 60;

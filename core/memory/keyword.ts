@@ -6,6 +6,13 @@ import { queryTerms, termCounts } from './terms.js';
 const K1 = 1.2;
 const B = 0.75;
 
+/** A keyword match: its BM25 score, and the share of the query's idf weight it holds. */
+export interface KeywordHit {
+  id: string;
+  score: number;
+  coverage: number;
+}
+
 /** A memory as the keyword index reads it. */
 export interface KeywordSource {
   id: string;
@@ -46,10 +53,11 @@ export class MemoryKeywords {
   }
 
   /**
-   * The memories of the pinned scope that share terms with the query, best BM25 score first.
-   * `weights` multiplies the score of single query terms (e.g. names), by term.
+   * The memories of the pinned scope that share terms with the query, best BM25 score first, each
+   * with its `coverage`: the share of the query's idf weight its matched terms carry (1 when it
+   * holds every informative query term).
    */
-  async search(projectId: string, pins: EntityPins, query: string, limit: number, weights: Map<string, number> = new Map()): Promise<Array<{ id: string; score: number }>> {
+  async search(projectId: string, pins: EntityPins, query: string, limit: number): Promise<KeywordHit[]> {
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
     const [postings, scope] = await Promise.all([this.terms.postings(projectId, pins, terms), this.terms.scope(projectId, pins)]);
@@ -62,20 +70,21 @@ export class MemoryKeywords {
     const rare = [...frequency].filter(([, df]) => df <= scope.documents / 2);
     const informative = rare.length > 0 ? rare : [...frequency];
     const idf = new Map<string, number>();
-    for (const [term, df] of informative) {
-      idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)) * (weights.get(term) ?? 1));
-    }
+    for (const [term, df] of informative) idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)));
+    const totalWeight = [...idf.values()].reduce((sum, w) => sum + w, 0);
     const meanLength = scope.meanLength > 0 ? scope.meanLength : 1;
-    const scores = new Map<string, number>();
+    const hits = new Map<string, KeywordHit>();
     for (const p of postings) {
       const weight = idf.get(p.term);
       if (weight === undefined) continue;
       const tf = Number(p.tf);
       const norm = tf + K1 * (1 - B + (B * Number(p.doc_len)) / meanLength);
-      scores.set(p.memory_id, (scores.get(p.memory_id) ?? 0) + (weight * tf * (K1 + 1)) / norm);
+      const hit = hits.get(p.memory_id) ?? { id: p.memory_id, score: 0, coverage: 0 };
+      hit.score += (weight * tf * (K1 + 1)) / norm;
+      hit.coverage += weight / totalWeight;
+      hits.set(p.memory_id, hit);
     }
-    return [...scores]
-      .map(([id, score]) => ({ id, score }))
+    return [...hits.values()]
       .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1))
       .slice(0, limit);
   }
