@@ -2,6 +2,9 @@ import type { Knex } from 'knex';
 import type { EntityPins, MemoryTermsRepository } from '../../db/repositories/memory-terms.repository.js';
 import { queryTerms, termCounts } from './terms.js';
 
+/** Most postings one keyword search reads (see `search`). */
+const MAX_POSTINGS = 20_000;
+
 /** BM25's term-frequency saturation and length normalisation (the usual values). */
 const K1 = 1.2;
 const B = 0.75;
@@ -60,10 +63,8 @@ export class MemoryKeywords {
   async search(projectId: string, pins: EntityPins, query: string, limit: number): Promise<KeywordHit[]> {
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
-    const [postings, scope] = await Promise.all([this.terms.postings(projectId, pins, terms), this.terms.scope(projectId, pins)]);
-    if (postings.length === 0 || scope.documents === 0) return [];
-    const frequency = new Map<string, number>();
-    for (const p of postings) frequency.set(p.term, (frequency.get(p.term) ?? 0) + 1);
+    const [frequency, scope] = await Promise.all([this.terms.frequencies(projectId, pins, terms), this.terms.scope(projectId, pins)]);
+    if (frequency.size === 0 || scope.documents === 0) return [];
     // A term in more than half of the scope (a speaker's name on every line of a chat, a word
     // every memory of this entity uses) tells its memories apart no better than chance; when the
     // query has rarer terms, it is left out, so that sharing it alone does not make a keyword hit.
@@ -72,6 +73,17 @@ export class MemoryKeywords {
     const idf = new Map<string, number>();
     for (const [term, df] of informative) idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)));
     const totalWeight = [...idf.values()].reduce((sum, w) => sum + w, 0);
+    // Postings are read rarest term first, up to a budget: a pin over a whole large app would
+    // otherwise read every posting of its common words, which weigh least. The rarest term is
+    // always read; one-entity scopes stay far under the budget and are scored exactly.
+    let budget = MAX_POSTINGS;
+    const read = [...idf.keys()]
+      .sort((a, b) => (frequency.get(a) as number) - (frequency.get(b) as number))
+      .filter((term, i) => {
+        budget -= frequency.get(term) as number;
+        return i === 0 || budget >= 0;
+      });
+    const postings = await this.terms.postings(projectId, pins, read);
     const meanLength = scope.meanLength > 0 ? scope.meanLength : 1;
     const hits = new Map<string, KeywordHit>();
     for (const p of postings) {

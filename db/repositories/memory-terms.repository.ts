@@ -62,6 +62,15 @@ export class MemoryTermsRepository {
     if (ids.length > 0) await trx('memory_terms').whereIn('memory_id', ids).delete();
   }
 
+  /** In how many of the pinned memories each of `terms` occurs (terms in none are left out). */
+  async frequencies(projectId: string, pins: EntityPins, terms: string[]): Promise<Map<string, number>> {
+    if (terms.length === 0) return new Map();
+    const query = this.db('memory_terms').where({ project_id: projectId }).whereIn('term', terms);
+    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
+    const rows = (await query.groupBy('term').select('term', this.db.raw('count(*) as df'))) as Array<{ term: string; df: number | string }>;
+    return new Map(rows.map((r) => [r.term, Number(r.df)]));
+  }
+
   /** The postings of `terms` among the project's memories pinned by `pins`. */
   async postings(projectId: string, pins: EntityPins, terms: string[]): Promise<Posting[]> {
     if (terms.length === 0) return [];
