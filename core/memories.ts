@@ -14,6 +14,7 @@ import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embeddin
 import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
 import { MemoryKeywords, type KeywordHit } from './memory/keyword.js';
 import { namedTime } from './memory/signals.js';
+import { cosine, reciprocalRankFusion, RRF_K } from './ranking.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from './schemas.js';
 import { utcDay } from './usage.js';
 
@@ -298,7 +299,7 @@ export class Memories {
    */
   async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
     const filter = parseFilter(input.filters, MEMORY_FILTER_SCOPE, '/filters');
-    if (!filter || !namesEntity(filter)) {
+    if (!filter || Object.keys(pinnedEntities(filter)).length === 0) {
       throw badRequest(
         'entity_required',
         `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}), alone or inside a top-level AND.`,
@@ -365,7 +366,7 @@ export class Memories {
    * only those that pass the whole filter (their rows, read to check it, are kept in `rows`).
    */
   private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
-    const candidates = await this.keywords.search(projectId, keywordPins(filter), query, Number.MAX_SAFE_INTEGER);
+    const candidates = await this.keywords.search(projectId, pinnedEntities(filter), query, Number.MAX_SAFE_INTEGER);
     const accept = toPredicate(filter);
     const hits: KeywordHit[] = [];
     for (let from = 0; from < candidates.length && hits.length < limit; from += limit) {
@@ -556,8 +557,11 @@ function entityPins(node: FilterNode): MemoryListFilter {
   return pins;
 }
 
-/** The entity ids a filter pins with `eq` or `in` (directly or in a top-level AND): what the keyword index narrows by. */
-function keywordPins(node: FilterNode): EntityPins {
+/**
+ * The entity ids a filter pins with `eq` or `in` (directly or in a top-level AND): what memory
+ * search requires at least one of, and what the keyword index narrows by.
+ */
+function pinnedEntities(node: FilterNode): EntityPins {
   const pins: EntityPins = {};
   for (const n of node.kind === 'and' ? node.nodes : [node]) {
     if (n.kind !== 'cmp' || n.target.kind !== 'column' || !(ENTITY_IDS as readonly string[]).includes(n.target.name)) continue;
@@ -577,21 +581,15 @@ function withinSpan(filter: FilterNode, span: { start: number; end: number }): F
 }
 
 /**
- * Reciprocal-rank fusion (k = 60) of ranked lists, best first; ties go to the better best rank.
- * The score is scaled so that first in every list is 1.
+ * Reciprocal-rank fusion of ranked lists, best first, the newer memory first on a tie; the score
+ * is scaled so that first in every list is 1.
  */
 function fuse(lists: Array<Array<{ id: string }>>): Array<{ id: string; score: number }> {
-  const fused = new Map<string, { score: number; best: number }>();
-  for (const list of lists) {
-    list.forEach(({ id }, rank) => {
-      const entry = fused.get(id) ?? { score: 0, best: Infinity };
-      fused.set(id, { score: entry.score + 1 / (RRF_K + rank + 1), best: Math.min(entry.best, rank) });
-    });
-  }
   const top = lists.length / (RRF_K + 1);
-  return [...fused]
-    .sort(([ia, a], [ib, b]) => b.score - a.score || a.best - b.best || (ia < ib ? 1 : -1))
-    .map(([id, { score }]) => ({ id, score: score / top }));
+  return reciprocalRankFusion(
+    lists.map((list) => list.map((hit) => hit.id)),
+    (a, b) => (a < b ? 1 : -1),
+  ).map(({ id, score }) => ({ id, score: score / top }));
 }
 
 /** An embedder or vector store that cannot answer now: unreachable (503), or its model files missing. */
@@ -599,17 +597,6 @@ function isUnavailable(err: unknown): boolean {
   return err instanceof AppError && (err.status === 503 || err.code === 'embed_model_unavailable');
 }
 
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += (a[i] as number) * (b[i] as number);
-    na += (a[i] as number) ** 2;
-    nb += (b[i] as number) ** 2;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
 
 /** A row as the filter predicate sees it. */
 function filterRow(row: MemoryRow): FilterRow {
@@ -624,12 +611,6 @@ function memoryView(row: MemoryRow): MemoryView {
   return { id, memory, user_id, agent_id, run_id, app_id, metadata, created_at, updated_at, categories: [], embedding_status: row.embedding_status, embedding_error: row.embedding_error };
 }
 
-/** True when the filter pins at least one entity id: directly, or in a top-level AND. */
-function namesEntity(node: FilterNode): boolean {
-  const pins = (n: FilterNode) =>
-    n.kind === 'cmp' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name) && (n.op === 'eq' || n.op === 'in');
-  return pins(node) || (node.kind === 'and' && node.nodes.some(pins));
-}
 
 function recordView(row: MemoryRow): RecordView {
   return {
@@ -701,9 +682,6 @@ const CONTEXT_WINDOW_MS = 60 * 60_000;
 
 /** The least share of the query's idf weight a keyword hit must hold to vote in hybrid fusion. */
 const MIN_KEYWORD_COVERAGE = 0.5;
-
-/** Reciprocal-rank fusion's constant: how much a first place outweighs a tenth. */
-const RRF_K = 60;
 
 /** Each list fused by hybrid search holds at least this many memories. */
 const FUSION_POOL = 40;

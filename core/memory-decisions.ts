@@ -1,5 +1,6 @@
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
+import { cosine } from './ranking.js';
 import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
 import type { Decision, FactCandidates, MemoryEvent } from './extraction/decisions.js';
 import type { Extractor } from './extraction/extractor.js';
@@ -57,7 +58,7 @@ export class MemoryDecisions {
     return facts.map((fact, at) => ({
       fact,
       candidates: (related[at] ?? [])
-        .map((m) => ({ id: m.id, text: m.memory, similarity: cosine(vectors.get(fact), vectors.get(m.memory)) }))
+        .map((m) => ({ id: m.id, text: m.memory, similarity: similarity(vectors.get(fact), vectors.get(m.memory)) }))
         .sort((a, b) => b.similarity - a.similarity),
     }));
   }
@@ -129,10 +130,7 @@ function view(memory: RelatedMemory): MemoryView {
   return shown as MemoryView;
 }
 
-/** The cosine of two unit-length vectors. */
-function cosine(a: Float32Array | undefined, b: Float32Array | undefined): number {
-  if (a === undefined || b === undefined) return 0;
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
-  return dot;
+/** How alike two texts' vectors are; 0 when one is missing. */
+function similarity(a: Float32Array | undefined, b: Float32Array | undefined): number {
+  return a === undefined || b === undefined ? 0 : cosine(a, b);
 }

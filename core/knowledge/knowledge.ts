@@ -8,6 +8,7 @@ import { endsJob, type JobContext } from '../../jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
+import { reciprocalRankFusion } from '../ranking.js';
 import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../filter/filter.js';
 import { DocumentReader } from './document-reader.js';
@@ -33,9 +34,6 @@ export function chunking(input: { chunk_size?: number; chunk_overlap?: number })
   }
   return { chunk_size: size, chunk_overlap: overlap };
 }
-
-/** Reciprocal rank fusion's constant (Cormack et al.): ranks beyond the first few count less. */
-const RRF_K = 60;
 
 /** Embedding calls of one document in flight at once: enough to keep the model busy, few enough that other work gets a turn. */
 const EMBED_WINDOW = 2;
@@ -386,17 +384,7 @@ export class Knowledge {
     }
     let ranked: Array<{ id: string; score: number }>;
     if (mode === 'hybrid') {
-      const fused = new Map<string, { score: number; best: number }>();
-      for (const list of lists) {
-        list.forEach((id, rank) => {
-          const entry = fused.get(id) ?? { score: 0, best: Infinity };
-          fused.set(id, { score: entry.score + 1 / (RRF_K + rank + 1), best: Math.min(entry.best, rank) });
-        });
-      }
-      // ties (e.g. first in one list and second in the other, and the other way round) go to the better best rank
-      ranked = [...fused]
-        .sort(([ia, a], [ib, b]) => b.score - a.score || a.best - b.best || ia.localeCompare(ib))
-        .map(([id, { score }]) => ({ id, score }));
+      ranked = reciprocalRankFusion(lists, (a, b) => a.localeCompare(b));
     } else {
       ranked = (lists[0] ?? []).map((id) => ({ id, score: scores.get(id) as number }));
     }

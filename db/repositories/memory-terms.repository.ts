@@ -65,25 +65,29 @@ export class MemoryTermsRepository {
   /** In how many of the pinned memories each of `terms` occurs (terms in none are left out). */
   async frequencies(projectId: string, pins: EntityPins, terms: string[]): Promise<Map<string, number>> {
     if (terms.length === 0) return new Map();
-    const query = this.db('memory_terms').where({ project_id: projectId }).whereIn('term', terms);
-    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
-    const rows = (await query.groupBy('term').select('term', this.db.raw('count(*) as df'))) as Array<{ term: string; df: number | string }>;
+    const rows = (await this.pinned('memory_terms', projectId, pins)
+      .whereIn('term', terms)
+      .groupBy('term')
+      .select('term', this.db.raw('count(*) as df'))) as Array<{ term: string; df: number | string }>;
     return new Map(rows.map((r) => [r.term, Number(r.df)]));
   }
 
   /** The postings of `terms` among the project's memories pinned by `pins`. */
   async postings(projectId: string, pins: EntityPins, terms: string[]): Promise<Posting[]> {
     if (terms.length === 0) return [];
-    const query = this.db('memory_terms').where({ project_id: projectId }).whereIn('term', terms);
-    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
-    return (await query.select('memory_id', 'term', 'tf', 'doc_len')) as Posting[];
+    return (await this.pinned('memory_terms', projectId, pins).whereIn('term', terms).select('memory_id', 'term', 'tf', 'doc_len')) as Posting[];
   }
 
   /** How many memories the pins select, and their mean length in terms (BM25's collection statistics). */
   async scope(projectId: string, pins: EntityPins): Promise<{ documents: number; meanLength: number }> {
-    const query = this.db('memories').where({ project_id: projectId });
-    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
-    const row = (await query.first(this.db.raw('count(*) as documents'), this.db.raw('avg(term_count) as mean'))) as { documents: number | string; mean: number | string | null };
+    const row = (await this.pinned('memories', projectId, pins).first(this.db.raw('count(*) as documents'), this.db.raw('avg(term_count) as mean'))) as { documents: number | string; mean: number | string | null };
     return { documents: Number(row.documents), meanLength: Number(row.mean ?? 0) };
+  }
+
+  /** The project's rows of `table` whose entity columns hold one of the pinned values. */
+  private pinned(table: 'memory_terms' | 'memories', projectId: string, pins: EntityPins): Knex.QueryBuilder {
+    const query = this.db(table).where({ project_id: projectId });
+    for (const [column, values] of Object.entries(pins)) query.whereIn(column, values);
+    return query;
   }
 }
