@@ -482,7 +482,7 @@ export class Memories {
   /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
   private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<boolean> {
     if ((await this.rows.delete(trx, row.project_id, row.id)) === 0) return false;
-    await this.keywords.remove(trx, [row.id]);
+    await this.keywords.remove(trx, [row.id], row.project_id);
     await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
     return true;

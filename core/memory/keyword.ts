@@ -1,13 +1,20 @@
 import type { Knex } from 'knex';
-import type { EntityPins, MemoryTermsRepository } from '../../db/repositories/memory-terms.repository.js';
+import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
 import { queryTerms, termCounts } from './terms.js';
 
-/** Most postings one keyword search reads (see `search`). */
+/** Most postings one keyword search reads from the database (see `search`). */
 const MAX_POSTINGS = 20_000;
 
 /** BM25's term-frequency saturation and length normalisation (the usual values). */
 const K1 = 1.2;
 const B = 0.75;
+
+/** Scopes of at least this many memories keep their statistics and postings in memory (see `ScopeCache`). */
+const CACHED_SCOPE = 5_000;
+/** How long a cached scope answers before it is read again; writes through this process drop it at once. */
+const CACHE_TTL_MS = 10_000;
+/** Most scopes cached at once, least recently used first out. */
+const CACHED_SCOPES = 8;
 
 /** A keyword match: its BM25 score, and the share of the query's idf weight it holds. */
 export interface KeywordHit {
@@ -27,14 +34,68 @@ export interface KeywordSource {
   app_id: string | null;
 }
 
+/** The postings of one term: the memories holding it (as slots of a `Postings` table) and how often. */
+interface TermList {
+  slots: Int32Array;
+  tf: Uint16Array;
+}
+
+/** Postings of some terms over one scope, with each memory once, by slot. */
+class Postings {
+  readonly ids: string[] = [];
+  readonly lengths: number[] = [];
+  readonly lists = new Map<string, TermList>();
+  private readonly slotOf = new Map<string, number>();
+
+  constructor(readonly documents: number, readonly meanLength: number) {}
+
+  /** Adds the postings read for `terms` (a term with none gets an empty list). */
+  add(terms: string[], postings: Posting[]): void {
+    const byTerm = new Map<string, Posting[]>(terms.map((t) => [t, []]));
+    for (const p of postings) byTerm.get(p.term)?.push(p);
+    for (const [term, rows] of byTerm) {
+      const list = { slots: new Int32Array(rows.length), tf: new Uint16Array(rows.length) };
+      rows.forEach((p, i) => {
+        let slot = this.slotOf.get(p.memory_id);
+        if (slot === undefined) {
+          slot = this.ids.length;
+          this.slotOf.set(p.memory_id, slot);
+          this.ids.push(p.memory_id);
+          this.lengths.push(Number(p.doc_len));
+        }
+        list.slots[i] = slot;
+        list.tf[i] = Math.min(Number(p.tf), 0xffff);
+      });
+      this.lists.set(term, list);
+    }
+  }
+}
+
+/** A large scope's statistics and the postings read so far, kept for `CACHE_TTL_MS`. */
+interface ScopeCache {
+  projectId: string;
+  postings: Postings;
+  expires: number;
+}
+
 /**
  * BM25 keyword search over memory text. The index (`memory_terms`, one row per memory and term)
  * lives in the database next to the rows and is written in the same transaction as each memory,
  * so it is exact the moment a write is acknowledged, on every API process, and needs no worker.
  * Collection statistics (document count, mean length, document frequencies) are those of the
  * entity the search is pinned to — one user's memories are ranked among themselves.
+ *
+ * A scope of `CACHED_SCOPE` memories or more (a whole app) keeps its statistics and the postings
+ * of the terms searched in memory for `CACHE_TTL_MS`: reading a common word's postings there costs
+ * tens of milliseconds each time. A write through this process drops its project's cached scopes
+ * once committed; a write through another process reaches them within `CACHE_TTL_MS` (the dense
+ * side, indexed by a job, is asynchronous too). Smaller scopes are read from the database each time.
  */
 export class MemoryKeywords {
+  private readonly scopes = new Map<string, ScopeCache>();
+  /** Per project, bumped by every write: a read begun before a write is not cached after it. */
+  private readonly generations = new Map<string, number>();
+
   constructor(private readonly terms: MemoryTermsRepository) {}
 
   /** The length in terms of a memory's text (stored on the row as `term_count`). */
@@ -49,10 +110,12 @@ export class MemoryKeywords {
       memories.map((m) => ({ ...m, ...termCounts(m.memory) })),
       fresh,
     );
+    this.changed(trx, memories.map((m) => m.project_id));
   }
 
-  async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
+  async remove(trx: Knex | Knex.Transaction, ids: string[], projectId: string): Promise<void> {
     await this.terms.remove(trx, ids);
+    this.changed(trx, [projectId]);
   }
 
   /**
@@ -63,41 +126,135 @@ export class MemoryKeywords {
   async search(projectId: string, pins: EntityPins, query: string, limit: number): Promise<KeywordHit[]> {
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
-    const [frequency, scope] = await Promise.all([this.terms.frequencies(projectId, pins, terms), this.terms.scope(projectId, pins)]);
-    if (frequency.size === 0 || scope.documents === 0) return [];
+    const key = `${projectId}\u0000${JSON.stringify(Object.entries(pins).sort())}`;
+    const generation = this.generations.get(projectId) ?? 0;
+    let cache = this.cached(key);
+    let postings = cache?.postings;
+    if (!postings) {
+      const scope = await this.terms.scope(projectId, pins);
+      postings = new Postings(scope.documents, scope.meanLength);
+      if (scope.documents >= CACHED_SCOPE) cache = { projectId, postings, expires: Date.now() + CACHE_TTL_MS };
+    }
+    if (postings.documents === 0) return [];
+    // document frequencies: a cached term's from its list, the others' counted in the database
+    const unread = terms.filter((t) => !postings.lists.has(t));
+    const frequency = new Map<string, number>();
+    for (const t of terms) if (postings.lists.has(t)) frequency.set(t, (postings.lists.get(t) as TermList).slots.length);
+    for (const [t, df] of await this.terms.frequencies(projectId, pins, unread)) frequency.set(t, df);
     // A term in more than half of the scope (a speaker's name on every line of a chat, a word
     // every memory of this entity uses) tells its memories apart no better than chance; when the
     // query has rarer terms, it is left out, so that sharing it alone does not make a keyword hit.
-    const rare = [...frequency].filter(([, df]) => df <= scope.documents / 2);
-    const informative = rare.length > 0 ? rare : [...frequency];
-    const idf = new Map<string, number>();
-    for (const [term, df] of informative) idf.set(term, Math.log(1 + (scope.documents - df + 0.5) / (df + 0.5)));
-    const totalWeight = [...idf.values()].reduce((sum, w) => sum + w, 0);
-    // Postings are read rarest term first, up to a budget: a pin over a whole large app would
-    // otherwise read every posting of its common words, which weigh least. The rarest term is
-    // always read; one-entity scopes stay far under the budget and are scored exactly.
+    const present = terms.filter((t) => (frequency.get(t) ?? 0) > 0);
+    if (present.length === 0) return [];
+    const rare = present.filter((t) => (frequency.get(t) as number) <= postings.documents / 2);
+    const informative = (rare.length > 0 ? rare : present).sort((a, b) => (frequency.get(a) as number) - (frequency.get(b) as number));
+    // Postings not yet in memory are read rarest term first, up to a budget: a pin over a whole
+    // large app would otherwise read every posting of its common words, which weigh least. The
+    // rarest term is always read; one-entity scopes stay far under the budget and are scored exactly.
     let budget = MAX_POSTINGS;
-    const read = [...idf.keys()]
-      .sort((a, b) => (frequency.get(a) as number) - (frequency.get(b) as number))
-      .filter((term, i) => {
-        budget -= frequency.get(term) as number;
-        return i === 0 || budget >= 0;
-      });
-    const postings = await this.terms.postings(projectId, pins, read);
-    const meanLength = scope.meanLength > 0 ? scope.meanLength : 1;
-    const hits = new Map<string, KeywordHit>();
-    for (const p of postings) {
-      const weight = idf.get(p.term);
-      if (weight === undefined) continue;
-      const tf = Number(p.tf);
-      const norm = tf + K1 * (1 - B + (B * Number(p.doc_len)) / meanLength);
-      const hit = hits.get(p.memory_id) ?? { id: p.memory_id, score: 0, coverage: 0 };
-      hit.score += (weight * tf * (K1 + 1)) / norm;
-      hit.coverage += weight / totalWeight;
-      hits.set(p.memory_id, hit);
-    }
-    return [...hits.values()]
-      .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1))
-      .slice(0, limit);
+    const read = informative.filter((t) => !postings.lists.has(t)).filter((t, i) => {
+      budget -= frequency.get(t) as number;
+      return i === 0 || budget >= 0;
+    });
+    if (read.length > 0) postings.add(read, await this.terms.postings(projectId, pins, read));
+    if (cache && (this.generations.get(projectId) ?? 0) === generation) this.keep(key, cache);
+    return score(postings, informative, frequency, limit);
   }
+
+  /** The cached scope under `key`, unless it has expired. */
+  private cached(key: string): ScopeCache | undefined {
+    const cache = this.scopes.get(key);
+    if (!cache) return undefined;
+    this.scopes.delete(key);
+    if (cache.expires < Date.now()) return undefined;
+    this.scopes.set(key, cache); // most recently used last
+    return cache;
+  }
+
+  private keep(key: string, cache: ScopeCache): void {
+    this.scopes.delete(key);
+    this.scopes.set(key, cache);
+    for (const oldest of this.scopes.keys()) {
+      if (this.scopes.size <= CACHED_SCOPES) break;
+      this.scopes.delete(oldest);
+    }
+  }
+
+  /** Drops the cached scopes of these projects now and again once `trx` commits. */
+  private changed(trx: Knex | Knex.Transaction, projectIds: string[]): void {
+    const projects = new Set(projectIds);
+    const drop = (): void => {
+      for (const id of projects) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
+      for (const [key, cache] of this.scopes) if (projects.has(cache.projectId)) this.scopes.delete(key);
+    };
+    drop();
+    if ('executionPromise' in trx && trx.executionPromise) trx.executionPromise.then(drop, drop);
+  }
+}
+
+/** BM25 over the lists of `terms` that were read, best first. */
+function score(postings: Postings, terms: string[], frequency: Map<string, number>, limit: number): KeywordHit[] {
+  const idf = new Map<string, number>();
+  for (const t of terms) {
+    const df = frequency.get(t) as number;
+    idf.set(t, Math.log(1 + (postings.documents - df + 0.5) / (df + 0.5)));
+  }
+  const totalWeight = [...idf.values()].reduce((sum, w) => sum + w, 0);
+  const meanLength = postings.meanLength > 0 ? postings.meanLength : 1;
+  const scores = new Float64Array(postings.ids.length);
+  const coverage = new Float64Array(postings.ids.length);
+  const seen = new Uint8Array(postings.ids.length);
+  const touched: number[] = [];
+  for (const t of terms) {
+    const list = postings.lists.get(t);
+    if (!list) continue;
+    const weight = idf.get(t) as number;
+    for (let i = 0; i < list.slots.length; i++) {
+      const slot = list.slots[i] as number;
+      const tf = list.tf[i] as number;
+      const norm = tf + K1 * (1 - B + (B * (postings.lengths[slot] as number)) / meanLength);
+      if (seen[slot] === 0) {
+        seen[slot] = 1;
+        touched.push(slot);
+      }
+      scores[slot] = (scores[slot] as number) + (weight * tf * (K1 + 1)) / norm;
+      coverage[slot] = (coverage[slot] as number) + weight / totalWeight;
+    }
+  }
+  // ranked after: lower score, then the smaller id
+  const after = (a: number, b: number): boolean =>
+    (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && (postings.ids[a] as string) < (postings.ids[b] as string));
+  return best(touched, limit, after).map((slot) => ({ id: postings.ids[slot] as string, score: scores[slot] as number, coverage: coverage[slot] as number }));
+}
+
+/**
+ * The best `limit` of `items`, best first (`after(a, b)`: a ranks after b). A bounded heap whose
+ * root is the worst kept: a common word over a whole app matches tens of thousands of memories,
+ * and sorting them all to keep a few dozen cost more than scoring them.
+ */
+function best(items: number[], limit: number, after: (a: number, b: number) => boolean): number[] {
+  const order = (a: number, b: number): number => (after(a, b) ? 1 : after(b, a) ? -1 : 0);
+  if (items.length <= limit) return items.sort(order);
+  const heap: number[] = [];
+  const swap = (i: number, j: number): void => {
+    [heap[i], heap[j]] = [heap[j] as number, heap[i] as number];
+  };
+  for (const item of items) {
+    if (heap.length < limit) {
+      heap.push(item);
+      for (let i = heap.length - 1, parent = (i - 1) >> 1; i > 0 && after(heap[i] as number, heap[parent] as number); i = parent, parent = (i - 1) >> 1) swap(i, parent);
+    } else if (after(heap[0] as number, item)) {
+      heap[0] = item;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        let worst = i;
+        if (l < heap.length && after(heap[l] as number, heap[worst] as number)) worst = l;
+        if (l + 1 < heap.length && after(heap[l + 1] as number, heap[worst] as number)) worst = l + 1;
+        if (worst === i) break;
+        swap(i, worst);
+        i = worst;
+      }
+    }
+  }
+  return heap.sort(order);
 }

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { MemoryKeywords } from '../../core/memory/keyword.js';
+import type { MemoryRow } from '../../db/repositories/memories.repository.js';
+import { newId } from '../../lib/time.js';
 import { isProduction, newProject, PROFILE, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // Memory search as a user of mem0's API meets it: hybrid (dense + BM25 keyword + named time) by
@@ -239,6 +242,32 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     }
   });
 
+  it('keeps a whole-app keyword search over thousands of memories in step with this process\'s adds, updates and deletes', async () => {
+    const { key, projectId } = await newProject(t);
+    const app = mem0(t, key);
+    const appId = unique('app');
+    // an app with 6 000 memories already (stored as the memories' rows and keyword index are)
+    const stored = await seedApp(t, projectId, appId, 6_000);
+    const keyword = async (query: string) => ids((await app.search({ query, filters: { app_id: appId }, mode: 'keyword', top_k: 5 })).hits);
+    const printers = await keyword('printer toner');
+    expect(printers).to.have.length(5);
+    const text = new Map(stored.map((m) => [m.id, m.memory]));
+    expect(printers.map((id) => text.get(id)).every((memory) => memory?.includes('printer toner'))).to.equal(true);
+
+    const res = await t.http
+      .post('/v3/memories/add/')
+      .set('Authorization', app.auth)
+      .send({ messages: [{ role: 'user', content: 'The printer on floor three is called Zanzibar' }], user_id: unique('u'), app_id: appId, infer: false });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const added = (res.body.results as Memory[])[0] as Memory;
+    expect(await keyword('zanzibar')).to.deep.equal([added.id]);
+    await app.put(added.id, 'The printer on floor three is called Timbuktu');
+    expect(await keyword('zanzibar')).to.deep.equal([]);
+    expect(await keyword('timbuktu')).to.deep.equal([added.id]);
+    await app.remove(added.id);
+    expect(await keyword('timbuktu')).to.deep.equal([]);
+  });
+
   if (isProduction) {
     it('gives every API process the same keyword index the moment a write is acknowledged', async () => {
       const second = await startRuntime({ role: 'api' });
@@ -257,5 +286,61 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
         await second.close();
       }
     });
+
+    it('brings a write through another API process into a whole-app keyword search within the cache lifetime', async () => {
+      const second = await startRuntime({ role: 'api' });
+      try {
+        const { key, projectId } = await newProject(t);
+        const appId = unique('app');
+        await seedApp(t, projectId, appId, 6_000);
+        const reader = mem0(second, key);
+        // the reader's search caches the app's postings of both words...
+        const search = async () => ids((await reader.search({ query: 'printer toner', filters: { app_id: appId }, mode: 'keyword', top_k: 1 })).hits);
+        expect(await search()).to.have.length(1);
+        // ...and a shorter memory holding both, written through the other process, comes first once it expires
+        const res = await t.http
+          .post('/v3/memories/add/')
+          .set('Authorization', token(key))
+          .send({ messages: [{ role: 'user', content: 'Printer toner' }], user_id: unique('u'), app_id: appId, infer: false });
+        const added = (res.body.results as Memory[])[0] as Memory;
+        await waitFor(async () => (await search())[0] === added.id, { timeoutMs: 60_000, message: 'the other process finds the new memory' });
+      } finally {
+        await second.close();
+      }
+    });
   }
 });
+
+/**
+ * Stores `count` memories of one app directly, as `add` stores them (rows and keyword index; no
+ * vectors, which keyword search does not read), for scopes too large to build through the API in a test.
+ */
+async function seedApp(t: TestRuntime, projectId: string, appId: string, count: number): Promise<Array<{ id: string; memory: string }>> {
+  const things = ['printer toner', 'coffee machine', 'parking permit', 'laptop charger', 'meeting room', 'expense report'];
+  const rows = Array.from({ length: count }, (_, i): MemoryRow => {
+    const memory = `Ticket ${i}: the ${things[i % things.length] as string} on floor ${i % 9} needs attention`;
+    return {
+      id: newId(),
+      project_id: projectId,
+      schema_id: null,
+      schema_name: null,
+      schema_version: null,
+      record: null,
+      memory,
+      user_id: `u${i % 50}`,
+      agent_id: null,
+      run_id: null,
+      app_id: appId,
+      metadata: '{}',
+      revision: 1,
+      embedding_status: 'indexed',
+      embedding_error: null,
+      term_count: MemoryKeywords.length(memory),
+      created_at: 1_700_000_000_000 + i,
+      updated_at: 1_700_000_000_000 + i,
+    };
+  });
+  await t.runtime.db.batchInsert('memories', rows, 500);
+  await t.runtime.memories.writeKeywords(rows);
+  return rows;
+}
