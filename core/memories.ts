@@ -120,7 +120,7 @@ export class Memories {
     validateRecord(version, input.record);
     const row = newRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
     await this.db.transaction((trx) => this.insertAll(trx, [row]));
-    this.onOutboxWrite();
+    await this.committed();
     return recordView(row);
   }
 
@@ -155,7 +155,7 @@ export class Memories {
       await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
       return (await this.rows.get(projectId, id, trx)) as MemoryRow;
     });
-    this.onOutboxWrite();
+    await this.committed();
     return recordView(updated);
   }
 
@@ -164,7 +164,7 @@ export class Memories {
       const row = await this.recordRow(projectId, schemaName, id, trx);
       await this.remove(trx, row);
     });
-    this.onOutboxWrite();
+    await this.committed();
   }
 
   /**
@@ -183,7 +183,7 @@ export class Memories {
     const rows = fresh.map((memory) => ({ ...newRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
     if (rows.length === 0) return [];
     await this.db.transaction((trx) => this.insertAll(trx, rows));
-    this.onOutboxWrite();
+    await this.committed();
     return rows.map(memoryView);
   }
 
@@ -227,7 +227,7 @@ export class Memories {
       await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
       return (await this.rows.get(projectId, id, trx)) as MemoryRow;
     });
-    this.onOutboxWrite();
+    await this.committed();
     return memoryView(updated);
   }
 
@@ -236,7 +236,7 @@ export class Memories {
     const row = await this.row(projectId, id);
     if (revision !== undefined && row.revision !== revision) throw conflict(`Memory "${id}" changed before it could be deleted; read it again and retry.`, 'memory_changed');
     await this.db.transaction((trx) => this.remove(trx, row));
-    this.onOutboxWrite();
+    await this.committed();
   }
 
   /** Deletes every memory of one entity (mem0 deleteAll); returns how many. */
@@ -253,7 +253,7 @@ export class Memories {
       });
       deleted += batch.length;
     }
-    this.onOutboxWrite();
+    await this.committed();
     return deleted;
   }
 
@@ -274,7 +274,7 @@ export class Memories {
       }
       return count;
     });
-    if (deleted > 0) this.onOutboxWrite();
+    if (deleted > 0) await this.committed();
     return deleted;
   }
 
@@ -317,7 +317,10 @@ export class Memories {
       : null;
     vectorPass?.catch(() => undefined);
     const rows = new Map<string, MemoryRow>();
-    const keyword = mode !== 'dense' ? await this.keywordHits(projectId, filter, input.query, pool, rows) : null;
+    // In fusion a keyword hit votes only when it holds at least half of the query's informative
+    // weight: one shared word of a long question says little, and such weak hits, ranked among
+    // the first of a short list, would push the dense list's answers out of the top.
+    const keyword = mode !== 'dense' ? await this.keywordHits(projectId, filter, input.query, pool, mode === 'hybrid' ? MIN_KEYWORD_COVERAGE : 0, rows) : null;
     const lists: Array<Array<{ id: string; score: number }>> = [];
     const similarity = new Map<string, number>();
     let vector: Float32Array | null = null;
@@ -343,10 +346,7 @@ export class Memories {
       spec = await this.collection();
       vector = await vectorPass;
     }
-    // In fusion a keyword hit votes only when it holds at least half of the query's informative
-    // weight: one shared word of a long question says little, and such weak hits, ranked among
-    // the first of a short list, would push the dense list's answers out of the top.
-    if (keyword) lists.push(mode === 'hybrid' ? keyword.filter((hit) => hit.coverage >= MIN_KEYWORD_COVERAGE) : keyword);
+    if (keyword) lists.push(keyword);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
     if (input.threshold !== undefined) {
       await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
@@ -363,21 +363,25 @@ export class Memories {
 
   /**
    * The keyword list: BM25 over the memories of the entities the filter pins, best first, keeping
-   * only those that pass the whole filter (their rows, read to check it, are kept in `rows`).
+   * only those that hold `minCoverage` of the query's weight and pass the whole filter (their rows,
+   * read to check it, are kept in `rows`). The index is asked for more only when the rest of the
+   * filter turned some away.
    */
-  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
-    const candidates = await this.keywords.search(projectId, pinnedEntities(filter), query, Number.MAX_SAFE_INTEGER);
+  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, minCoverage: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
+    const pins = pinnedEntities(filter);
+    // a filter of entity pins alone is what the index already applied
+    if (isPinsOnly(filter)) return this.keywords.search(projectId, pins, query, limit, minCoverage);
     const accept = toPredicate(filter);
-    const hits: KeywordHit[] = [];
-    for (let from = 0; from < candidates.length && hits.length < limit; from += limit) {
-      const page = candidates.slice(from, from + limit);
-      for (const row of await this.rows.getMany(projectId, page.map((c) => c.id))) rows.set(row.id, row);
-      for (const c of page) {
+    for (let asked = limit; ; asked *= 4) {
+      const candidates = await this.keywords.search(projectId, pins, query, asked, minCoverage);
+      const unread = candidates.map((c) => c.id).filter((id) => !rows.has(id));
+      for (const row of await this.rows.getMany(projectId, unread)) rows.set(row.id, row);
+      const hits = candidates.filter((c) => {
         const row = rows.get(c.id);
-        if (row && accept(filterRow(row)) && hits.length < limit) hits.push(c);
-      }
+        return row !== undefined && accept(filterRow(row));
+      });
+      if (hits.length >= limit || candidates.length < asked) return hits.slice(0, limit);
     }
-    return hits;
   }
 
   /** Adds the cosine similarity to the query of memories not in a dense list (read from their vectors). */
@@ -439,11 +443,21 @@ export class Memories {
   }
 
   /**
+   * After a write committed: its change is counted for every process's keyword caches, then the
+   * outbox relay is woken for its jobs. Only then is the write acknowledged.
+   */
+  private async committed(): Promise<void> {
+    await this.keywords.settled();
+    this.onOutboxWrite();
+  }
+
+  /**
    * Writes the keyword index of rows inserted without `add` (a bulk import or a benchmark's seed);
    * the rows should carry `term_count` (`MemoryKeywords.length(memory)`) for BM25's statistics.
    */
   async writeKeywords(rows: MemoryRow[]): Promise<void> {
     await this.db.transaction((trx) => this.keywords.write(trx, rows));
+    await this.keywords.settled();
   }
 
   /**
@@ -569,6 +583,13 @@ function pinnedEntities(node: FilterNode): EntityPins {
     if (values) pins[n.target.name as EntityColumn] = values.map(String);
   }
   return pins;
+}
+
+/** Whether the filter says nothing but which entities' memories to search. */
+function isPinsOnly(node: FilterNode): boolean {
+  const nodes = node.kind === 'and' ? node.nodes : [node];
+  const pins = pinnedEntities(node);
+  return nodes.length === Object.keys(pins).length && nodes.every((n) => n.kind === 'cmp' && (n.op === 'eq' || n.op === 'in'));
 }
 
 /** The filter narrowed to memories whose event time falls in `span`. */

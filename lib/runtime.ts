@@ -5,6 +5,7 @@ import { Embedders } from '../core/embedding/embedders.js';
 import { RecordExtraction } from '../core/extract.js';
 import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
+import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
 import { Memories } from '../core/memories.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
@@ -158,7 +159,11 @@ export class Runtime {
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, outbox, usage } = this.repositories;
-    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, new MemoryKeywords(this.repositories.memoryTerms), () => this.relay.kick());
+    // production: API processes and workers tell each other through Redis that memories changed
+    const memoryChanges: MemoryChanges =
+      config.profile === 'production' ? new RedisMemoryChanges(config.redisUrl as string, config.queuePrefix) : new SingleProcessChanges();
+    const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
+    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
@@ -209,6 +214,7 @@ export class Runtime {
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
+    this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
       await this.toolLimiter.close();

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { MemoryChanges } from '../../db/memory-changes.js';
 import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
 import { queryTerms, termCounts } from './terms.js';
 
@@ -11,8 +12,6 @@ const B = 0.75;
 
 /** Scopes of at least this many memories keep their statistics and postings in memory (see `ScopeCache`). */
 const CACHED_SCOPE = 5_000;
-/** How long a cached scope answers before it is read again; writes through this process drop it at once. */
-const CACHE_TTL_MS = 10_000;
 /** Most scopes cached at once, least recently used first out. */
 const CACHED_SCOPES = 8;
 
@@ -71,10 +70,13 @@ class Postings {
   }
 }
 
-/** A large scope's statistics and the postings read so far, kept for `CACHE_TTL_MS`. */
+/** A large scope's statistics and the postings read so far, valid while its project's counts stand. */
 interface ScopeCache {
   projectId: string;
   postings: Postings;
+  /** The project's count of changes (`MemoryChanges`) and this process's own, when it was read. */
+  version: number;
+  generation: number;
   expires: number;
 }
 
@@ -86,17 +88,23 @@ interface ScopeCache {
  * entity the search is pinned to — one user's memories are ranked among themselves.
  *
  * A scope of `CACHED_SCOPE` memories or more (a whole app) keeps its statistics and the postings
- * of the terms searched in memory for `CACHE_TTL_MS`: reading a common word's postings there costs
- * tens of milliseconds each time. A write through this process drops its project's cached scopes
- * once committed; a write through another process reaches them within `CACHE_TTL_MS` (the dense
- * side, indexed by a job, is asynchronous too). Smaller scopes are read from the database each time.
+ * of the terms searched in memory: reading a common word's postings there costs tens of
+ * milliseconds each time. Every committed write counts a change to its project (`MemoryChanges`:
+ * in this process on the embedded profile, in Redis across processes on production), and a cached
+ * scope is used only while its project's count is what it was read under, so a search never
+ * misses a write acknowledged before it. Smaller scopes are read from the database each time.
  */
 export class MemoryKeywords {
   private readonly scopes = new Map<string, ScopeCache>();
   /** Per project, bumped by every write: a read begun before a write is not cached after it. */
   private readonly generations = new Map<string, number>();
+  /** Committed writes whose change is still being counted (see `settled`). */
+  private readonly unsettled = new Set<Promise<void>>();
 
-  constructor(private readonly terms: MemoryTermsRepository) {}
+  constructor(
+    private readonly terms: MemoryTermsRepository,
+    private readonly changes: MemoryChanges,
+  ) {}
 
   /** The length in terms of a memory's text (stored on the row as `term_count`). */
   static length(text: string): number {
@@ -121,19 +129,22 @@ export class MemoryKeywords {
   /**
    * The memories of the pinned scope that share terms with the query, best BM25 score first, each
    * with its `coverage`: the share of the query's idf weight its matched terms carry (1 when it
-   * holds every informative query term).
+   * holds every informative query term); those with less than `minCoverage` are left out.
    */
-  async search(projectId: string, pins: EntityPins, query: string, limit: number): Promise<KeywordHit[]> {
+  async search(projectId: string, pins: EntityPins, query: string, limit: number, minCoverage = 0): Promise<KeywordHit[]> {
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
     const key = `${projectId}\u0000${JSON.stringify(Object.entries(pins).sort())}`;
     const generation = this.generations.get(projectId) ?? 0;
-    let cache = this.cached(key);
+    let cache = await this.cached(key, generation);
     let postings = cache?.postings;
     if (!postings) {
-      const scope = await this.terms.scope(projectId, pins);
+      // the count is read before anything it will vouch for
+      const [version, scope] = await Promise.all([this.changes.current(projectId), this.terms.scope(projectId, pins)]);
       postings = new Postings(scope.documents, scope.meanLength);
-      if (scope.documents >= CACHED_SCOPE) cache = { projectId, postings, expires: Date.now() + CACHE_TTL_MS };
+      if (scope.documents >= CACHED_SCOPE && version !== null) {
+        cache = { projectId, postings, version, generation, expires: Date.now() + this.changes.staleAfterMs };
+      }
     }
     if (postings.documents === 0) return [];
     // document frequencies: a cached term's from its list, the others' counted in the database
@@ -158,15 +169,16 @@ export class MemoryKeywords {
     });
     if (read.length > 0) postings.add(read, await this.terms.postings(projectId, pins, read));
     if (cache && (this.generations.get(projectId) ?? 0) === generation) this.keep(key, cache);
-    return score(postings, informative, frequency, limit);
+    return score(postings, informative, frequency, limit, minCoverage);
   }
 
-  /** The cached scope under `key`, unless it has expired. */
-  private cached(key: string): ScopeCache | undefined {
+  /** The cached scope under `key`, if its project has not changed since it was read. */
+  private async cached(key: string, generation: number): Promise<ScopeCache | undefined> {
     const cache = this.scopes.get(key);
     if (!cache) return undefined;
     this.scopes.delete(key);
-    if (cache.expires < Date.now()) return undefined;
+    const fresh = cache.generation === generation && cache.expires > Date.now() && (await this.changes.current(cache.projectId)) === cache.version;
+    if (!fresh) return undefined;
     this.scopes.set(key, cache); // most recently used last
     return cache;
   }
@@ -180,20 +192,37 @@ export class MemoryKeywords {
     }
   }
 
-  /** Drops the cached scopes of these projects now and again once `trx` commits. */
+  /**
+   * Resolves once every write committed so far is counted for the other processes: a write is
+   * acknowledged only after this, so that no search on any process misses it.
+   */
+  async settled(): Promise<void> {
+    await Promise.all([...this.unsettled]);
+  }
+
+  /**
+   * Drops this process's cached scopes of these projects now and again once `trx` commits, when
+   * the change is also counted for the other processes (`settled`).
+   */
   private changed(trx: Knex | Knex.Transaction, projectIds: string[]): void {
     const projects = new Set(projectIds);
     const drop = (): void => {
       for (const id of projects) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
       for (const [key, cache] of this.scopes) if (projects.has(cache.projectId)) this.scopes.delete(key);
     };
+    const committed = (): Promise<void> => {
+      drop();
+      return this.changes.bump([...projects]);
+    };
     drop();
-    if ('executionPromise' in trx && trx.executionPromise) trx.executionPromise.then(drop, drop);
+    const counted = 'executionPromise' in trx && trx.executionPromise ? trx.executionPromise.then(committed, drop) : committed();
+    this.unsettled.add(counted);
+    void counted.finally(() => this.unsettled.delete(counted));
   }
 }
 
-/** BM25 over the lists of `terms` that were read, best first. */
-function score(postings: Postings, terms: string[], frequency: Map<string, number>, limit: number): KeywordHit[] {
+/** BM25 over the lists of `terms` that were read: the best `limit` holding `minCoverage` of their weight, best first. */
+function score(postings: Postings, terms: string[], frequency: Map<string, number>, limit: number, minCoverage: number): KeywordHit[] {
   const idf = new Map<string, number>();
   for (const t of terms) {
     const df = frequency.get(t) as number;
@@ -224,7 +253,9 @@ function score(postings: Postings, terms: string[], frequency: Map<string, numbe
   // ranked after: lower score, then the smaller id
   const after = (a: number, b: number): boolean =>
     (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && (postings.ids[a] as string) < (postings.ids[b] as string));
-  return best(touched, limit, after).map((slot) => ({ id: postings.ids[slot] as string, score: scores[slot] as number, coverage: coverage[slot] as number }));
+  // a share summed term by term can fall a rounding error short of the weight it names
+  const kept = minCoverage > 0 ? touched.filter((slot) => (coverage[slot] as number) >= minCoverage - 1e-9) : touched;
+  return best(kept, limit, after).map((slot) => ({ id: postings.ids[slot] as string, score: scores[slot] as number, coverage: coverage[slot] as number }));
 }
 
 /**

@@ -240,7 +240,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const k = Math.min(options.topK, slab.size);
     if (k <= 0) return [];
     const query = Float32Array.from(vector);
-    const slots = options.filter ? passing(slab, options.filter) : null;
+    const slots = options.filter && !passesAll(slab, options.filter) ? passing(slab, options.filter) : null;
     let hits: Array<[number, number]>;
     if (!slots || slots.length === slab.size) {
       hits = nearest(slab, query, spec.metric, k);
@@ -344,8 +344,14 @@ function passing(slab: Slab, filter: FilterNode): number[] {
   return pin.node === filter ? slots : slots.filter((slot) => accept(slab.rows[slot] as FilterRow));
 }
 
+/** Whether the filter is one pin that holds every slot (a whole app's memories): no need to list them. */
+function passesAll(slab: Slab, filter: FilterNode): boolean {
+  const pin = narrowestPin(slab, filter);
+  return pin !== null && pin.node === filter && pin.count === slab.size;
+}
+
 /** Of the string-column pins the filter holds at its top, the one with the fewest slots. */
-function narrowestPin(slab: Slab, filter: FilterNode): { node: FilterNode; sets: Array<Set<number>> } | null {
+function narrowestPin(slab: Slab, filter: FilterNode): { node: FilterNode; sets: Array<Set<number>>; count: number } | null {
   let best: { node: FilterNode; sets: Array<Set<number>>; count: number } | null = null;
   for (const node of filter.kind === 'and' ? filter.nodes : [filter]) {
     const sets = pinned(slab, node);

@@ -1,0 +1,89 @@
+import { Redis } from 'ioredis';
+
+/**
+ * How the processes sharing a database learn that a project's memories changed, so that what one
+ * of them keeps in memory about them (the keyword index's cached scopes) is not served after
+ * another wrote. Every write that commits bumps its project's count; a cache holds the count it
+ * was read under and is used only while the count is unchanged.
+ */
+export interface MemoryChanges {
+  /** The project's count of changes; null when it cannot be read, and then nothing may be cached. */
+  current(projectId: string): Promise<number | null>;
+  /** Counts a committed change to each of these projects. */
+  bump(projectIds: string[]): Promise<void>;
+  /** How long a cache may be served however the count reads (a bump lost to an outage is then outlived). */
+  readonly staleAfterMs: number;
+  close(): Promise<void>;
+}
+
+/** The embedded profile: one process writes and reads, and drops its own caches as it writes. */
+export class SingleProcessChanges implements MemoryChanges {
+  readonly staleAfterMs = Number.POSITIVE_INFINITY;
+
+  async current(): Promise<number> {
+    return 0;
+  }
+
+  async bump(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}
+
+/** Longest a count is waited for; past it the search reads the database instead. */
+const COMMAND_TIMEOUT_MS = 500;
+
+/**
+ * Production: one counter per project in Redis (`<prefix>:memory-changes:<project>`), incremented
+ * by whichever API process or worker committed a write and read by each search of a cached
+ * scope (one GET, beside the search's other reads). Redis down: searches read the database and
+ * nothing is cached; a bump lost to the outage is outlived by `staleAfterMs`.
+ */
+export class RedisMemoryChanges implements MemoryChanges {
+  readonly staleAfterMs = 60_000;
+  private readonly redis: Redis;
+
+  constructor(
+    redisUrl: string,
+    private readonly prefix: string,
+  ) {
+    this.redis = new Redis(redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: COMMAND_TIMEOUT_MS * 4,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      lazyConnect: true,
+    });
+    this.redis.on('error', () => undefined);
+  }
+
+  async current(projectId: string): Promise<number | null> {
+    try {
+      await this.connected();
+      return Number((await this.redis.get(this.key(projectId))) ?? 0);
+    } catch {
+      return null;
+    }
+  }
+
+  async bump(projectIds: string[]): Promise<void> {
+    try {
+      await this.connected();
+      await Promise.all([...new Set(projectIds)].map((id) => this.redis.incr(this.key(id))));
+    } catch {
+      // outlived by staleAfterMs
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
+  }
+
+  private key(projectId: string): string {
+    return `${this.prefix}:memory-changes:${projectId}`;
+  }
+
+  private async connected(): Promise<void> {
+    if (this.redis.status === 'wait') await this.redis.connect();
+  }
+}
