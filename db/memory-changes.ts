@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { FailFastRedis } from '../lib/redis.js';
 
 /**
  * How the processes sharing a database learn that a project's memories changed, so that what one
@@ -30,7 +30,7 @@ export class SingleProcessChanges implements MemoryChanges {
 }
 
 /** Longest a count is waited for; past it the search reads the database instead. */
-const COMMAND_TIMEOUT_MS = 500;
+const COMMAND_TIMEOUT_MS = 1_000;
 
 /**
  * Production: one counter per project in Redis (`<prefix>:memory-changes:<project>`), incremented
@@ -40,26 +40,19 @@ const COMMAND_TIMEOUT_MS = 500;
  */
 export class RedisMemoryChanges implements MemoryChanges {
   readonly staleAfterMs = 60_000;
-  private readonly redis: Redis;
+  private readonly redis: FailFastRedis;
 
   constructor(
     redisUrl: string,
     private readonly prefix: string,
   ) {
-    this.redis = new Redis(redisUrl, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: COMMAND_TIMEOUT_MS * 4,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      lazyConnect: true,
-    });
-    this.redis.on('error', () => undefined);
+    this.redis = new FailFastRedis(redisUrl, COMMAND_TIMEOUT_MS);
   }
 
   async current(projectId: string): Promise<number | null> {
     try {
-      await this.connected();
-      return Number((await this.redis.get(this.key(projectId))) ?? 0);
+      await this.redis.connected();
+      return Number((await this.redis.client.get(this.key(projectId))) ?? 0);
     } catch {
       return null;
     }
@@ -67,23 +60,18 @@ export class RedisMemoryChanges implements MemoryChanges {
 
   async bump(projectIds: string[]): Promise<void> {
     try {
-      await this.connected();
-      await Promise.all([...new Set(projectIds)].map((id) => this.redis.incr(this.key(id))));
+      await this.redis.connected();
+      await Promise.all([...new Set(projectIds)].map((id) => this.redis.client.incr(this.key(id))));
     } catch {
       // outlived by staleAfterMs
     }
   }
 
   async close(): Promise<void> {
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-    else this.redis.disconnect();
+    await this.redis.close();
   }
 
   private key(projectId: string): string {
     return `${this.prefix}:memory-changes:${projectId}`;
-  }
-
-  private async connected(): Promise<void> {
-    if (this.redis.status === 'wait') await this.redis.connect();
   }
 }

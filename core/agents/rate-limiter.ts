@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { unavailable } from '../../lib/errors.js';
+import { FailFastRedis } from '../../lib/redis.js';
 
 /** Per-minute call budgets of agent tools, keyed by `${projectId}:${agentId}:${toolId}`. */
 export interface ToolRateLimiter {
@@ -59,21 +59,15 @@ export class MemoryToolRateLimiter implements ToolRateLimiter {
  * outage is reported at once rather than after the command piles up.
  */
 export class RedisToolRateLimiter implements ToolRateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: FailFastRedis;
   private readonly limiters = new Map<number, RateLimiterRedis>();
 
   constructor(
     redisUrl: string,
     private readonly prefix: string,
   ) {
-    this.redis = new Redis(redisUrl, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: CONNECT_WAIT_MS,
-      commandTimeout: CONNECT_WAIT_MS,
-    });
-    // Connection errors surface as 503s from `take`; the listener keeps ioredis from printing them.
-    this.redis.on('error', () => undefined);
+    // connection errors surface as 503s from `take`
+    this.redis = new FailFastRedis(redisUrl, CONNECT_WAIT_MS);
   }
 
   async take(key: string, perMinute: number): Promise<boolean> {
@@ -82,7 +76,7 @@ export class RedisToolRateLimiter implements ToolRateLimiter {
     if (!limiter) {
       // One key prefix for every budget size: a tool whose rate_per_min changes keeps what it used.
       limiter = new RateLimiterRedis({
-        storeClient: this.redis,
+        storeClient: this.redis.client,
         keyPrefix: this.prefix,
         points: perMinute,
         duration: WINDOW_SECONDS,
@@ -91,7 +85,7 @@ export class RedisToolRateLimiter implements ToolRateLimiter {
       this.limiters.set(perMinute, limiter);
     }
     try {
-      await this.connected();
+      await this.redis.connected();
       return await consume(limiter, key);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
@@ -101,28 +95,6 @@ export class RedisToolRateLimiter implements ToolRateLimiter {
 
   async close(): Promise<void> {
     this.limiters.clear();
-    if (this.redis.status === 'ready') {
-      await this.redis.quit().catch(() => this.redis.disconnect());
-    } else {
-      this.redis.disconnect();
-    }
-  }
-
-  /** Waits for a connection that is being opened right now (start-up, a reconnect attempt); otherwise returns at once. */
-  private async connected(): Promise<void> {
-    if (!['wait', 'connecting', 'connect'].includes(this.redis.status)) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        this.redis.off('error', done);
-        this.redis.off('end', done);
-        resolve();
-      };
-      const timer = setTimeout(done, CONNECT_WAIT_MS);
-      this.redis.once('ready', done);
-      this.redis.once('error', done);
-      this.redis.once('end', done);
-    });
+    await this.redis.close();
   }
 }
