@@ -16,6 +16,7 @@ import * as reconcileCursors from './migrations/0014_reconcile_cursors.js';
 import * as retryFailedIndexing from './migrations/0015_retry_failed_indexing.js';
 import * as memoryTerms from './migrations/0016_memory_terms.js';
 import * as memoryMessages from './migrations/0017_memory_messages.js';
+import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_indexes.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -36,6 +37,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0015_retry_failed_indexing', retryFailedIndexing],
   ['0016_memory_terms', memoryTerms],
   ['0017_memory_messages', memoryMessages],
+  ['0018_keyword_covering_indexes', keywordCoveringIndexes],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -49,6 +49,12 @@ export async function ensureIndex(
   });
 }
 
+/** Drops an index if one of that name exists on the table. */
+export async function dropIndexIfExists(knex: Knex, table: string, name: string): Promise<void> {
+  if (!(await hasIndex(knex, table, name))) return;
+  await knex.schema.alterTable(table, (t) => t.dropIndex([], name));
+}
+
 /** Drops a table if it exists (for `down`). */
 export async function dropTableIfExists(knex: Knex, table: string): Promise<void> {
   await knex.schema.dropTableIfExists(table);
