@@ -33,39 +33,61 @@ export interface KeywordSource {
   app_id: string | null;
 }
 
-/** The postings of one term: the memories holding it (as slots of a `Postings` table) and how often. */
+/**
+ * The postings of one term: the memories holding it (as slots of a `Postings` table) and each one's
+ * BM25 term weight before idf — tf·(k1 + 1) / (tf + k1·(1 − b + b·length / mean length)).
+ */
 interface TermList {
   slots: Int32Array;
-  tf: Uint16Array;
+  impacts: Float64Array;
 }
 
 /** Postings of some terms over one scope, with each memory once, by slot. */
 class Postings {
   readonly ids: string[] = [];
-  readonly lengths: number[] = [];
   readonly lists = new Map<string, TermList>();
   private readonly slotOf = new Map<string, number>();
+  /** Per-slot sums of one search, kept between searches (zeroed where used) so a large scope allocates them once. */
+  private sums = { scores: new Float64Array(0), coverage: new Float64Array(0), seen: new Uint8Array(0) };
 
   constructor(readonly documents: number, readonly meanLength: number) {}
 
   /** Adds the postings read for `terms` (a term with none gets an empty list). */
   add(terms: string[], postings: Posting[]): void {
+    const meanLength = this.meanLength > 0 ? this.meanLength : 1;
     const byTerm = new Map<string, Posting[]>(terms.map((t) => [t, []]));
     for (const p of postings) byTerm.get(p.term)?.push(p);
     for (const [term, rows] of byTerm) {
-      const list = { slots: new Int32Array(rows.length), tf: new Uint16Array(rows.length) };
+      const list = { slots: new Int32Array(rows.length), impacts: new Float64Array(rows.length) };
       rows.forEach((p, i) => {
         let slot = this.slotOf.get(p.memory_id);
         if (slot === undefined) {
           slot = this.ids.length;
           this.slotOf.set(p.memory_id, slot);
           this.ids.push(p.memory_id);
-          this.lengths.push(Number(p.doc_len));
         }
+        const tf = Number(p.tf);
         list.slots[i] = slot;
-        list.tf[i] = Math.min(Number(p.tf), 0xffff);
+        list.impacts[i] = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * Number(p.doc_len)) / meanLength));
       });
       this.lists.set(term, list);
+    }
+  }
+
+  /** Zeroed per-slot arrays for one search; `release` zeroes the slots it touched. */
+  borrow(): { scores: Float64Array; coverage: Float64Array; seen: Uint8Array } {
+    if (this.sums.seen.length < this.ids.length) {
+      const size = this.ids.length;
+      this.sums = { scores: new Float64Array(size), coverage: new Float64Array(size), seen: new Uint8Array(size) };
+    }
+    return this.sums;
+  }
+
+  release(touched: number[]): void {
+    for (const slot of touched) {
+      this.sums.scores[slot] = 0;
+      this.sums.coverage[slot] = 0;
+      this.sums.seen[slot] = 0;
     }
   }
 }
@@ -229,25 +251,21 @@ function score(postings: Postings, terms: string[], frequency: Map<string, numbe
     idf.set(t, Math.log(1 + (postings.documents - df + 0.5) / (df + 0.5)));
   }
   const totalWeight = [...idf.values()].reduce((sum, w) => sum + w, 0);
-  const meanLength = postings.meanLength > 0 ? postings.meanLength : 1;
-  const scores = new Float64Array(postings.ids.length);
-  const coverage = new Float64Array(postings.ids.length);
-  const seen = new Uint8Array(postings.ids.length);
+  const { scores, coverage, seen } = postings.borrow();
   const touched: number[] = [];
   for (const t of terms) {
     const list = postings.lists.get(t);
     if (!list) continue;
     const weight = idf.get(t) as number;
+    const share = weight / totalWeight;
     for (let i = 0; i < list.slots.length; i++) {
       const slot = list.slots[i] as number;
-      const tf = list.tf[i] as number;
-      const norm = tf + K1 * (1 - B + (B * (postings.lengths[slot] as number)) / meanLength);
       if (seen[slot] === 0) {
         seen[slot] = 1;
         touched.push(slot);
       }
-      scores[slot] = (scores[slot] as number) + (weight * tf * (K1 + 1)) / norm;
-      coverage[slot] = (coverage[slot] as number) + weight / totalWeight;
+      scores[slot] = (scores[slot] as number) + weight * (list.impacts[i] as number);
+      coverage[slot] = (coverage[slot] as number) + share;
     }
   }
   // ranked after: lower score, then the smaller id
@@ -255,7 +273,9 @@ function score(postings: Postings, terms: string[], frequency: Map<string, numbe
     (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && (postings.ids[a] as string) < (postings.ids[b] as string));
   // a share summed term by term can fall a rounding error short of the weight it names
   const kept = minCoverage > 0 ? touched.filter((slot) => (coverage[slot] as number) >= minCoverage - 1e-9) : touched;
-  return best(kept, limit, after).map((slot) => ({ id: postings.ids[slot] as string, score: scores[slot] as number, coverage: coverage[slot] as number }));
+  const hits = best(kept, limit, after).map((slot) => ({ id: postings.ids[slot] as string, score: scores[slot] as number, coverage: coverage[slot] as number }));
+  postings.release(touched);
+  return hits;
 }
 
 /**
