@@ -37,12 +37,16 @@ export function errorHandler(): Middleware {
 }
 
 /** Error codes meaning a dependency could not be reached, as opposed to a bug. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST', 'SQLITE_BUSY']);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST', 'SQLITE_BUSY']);
 
 function toAppError(err: unknown, method: string, path: string): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: unknown }).code;
-  if ((typeof code === 'string' && UNREACHABLE.has(code)) || (err as Error).name === 'KnexTimeoutError') {
+  // mysql2 marks an error that ended the connection `fatal`, some with no code at all ("Can't add
+  // new command when connection is in closed state": a query handed to a connection the server
+  // went away from before the pool noticed)
+  const fatal = (err as { fatal?: unknown }).fatal === true;
+  if ((typeof code === 'string' && UNREACHABLE.has(code)) || fatal || (err as Error).name === 'KnexTimeoutError') {
     return unavailable('A dependency of this request is unreachable; retry shortly.');
   }
   // koa-router's allowedMethods and Koa's own ctx.throw raise http-errors with a status.

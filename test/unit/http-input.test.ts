@@ -1,4 +1,8 @@
 import { expect } from 'chai';
+import Koa from 'koa';
+import supertest from 'supertest';
+import { errorHandler } from '../../api/middleware/errors.js';
+import { createLogger } from '../../lib/logger.js';
 import { coerceQuery } from '../../api/route.js';
 import { registryCode } from '../../lib/errors.js';
 import { ajv, assertValid } from '../../lib/validation.js';
@@ -44,5 +48,37 @@ describe('validation errors', () => {
       'not_found',
       'conflict',
     ]);
+  });
+});
+
+describe('dependency errors', () => {
+  const answer = async (thrown: unknown) => {
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      ctx.state.baseLog = createLogger('silent');
+      await next();
+    });
+    app.use(errorHandler());
+    app.use(() => {
+      throw thrown;
+    });
+    return supertest(app.callback()).get('/v1/anything');
+  };
+
+  it('answers 503 service_unavailable with Retry-After when the database connection is gone, however the driver words it', async () => {
+    const closed = Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true });
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    for (const err of [closed, reset]) {
+      const res = await answer(err);
+      expect(res.status, err.message).to.equal(503);
+      expect(res.body.code).to.equal('service_unavailable');
+      expect(res.headers['retry-after']).to.be.a('string');
+    }
+  });
+
+  it('keeps an error Cairn did not expect a 500 that reveals nothing', async () => {
+    const res = await answer(new Error('secret internals'));
+    expect(res.status).to.equal(500);
+    expect(JSON.stringify(res.body)).to.not.include('secret');
   });
 });
