@@ -12,8 +12,11 @@ const B = 0.75;
 
 /** Scopes of at least this many memories keep their statistics and postings in memory (see `ScopeCache`). */
 const CACHED_SCOPE = 5_000;
-/** Most scopes cached at once, least recently used first out. */
-const CACHED_SCOPES = 8;
+/**
+ * Most postings kept in memory over all cached scopes, least recently used scope first out: a
+ * 100k-memory app with every one of its words read holds ~1M postings, ~22 MB (typed arrays and ids).
+ */
+const CACHED_POSTINGS = 2_000_000;
 
 /** A keyword match: its BM25 score, and the share of the query's idf weight it holds. */
 export interface KeywordHit {
@@ -46,6 +49,8 @@ interface TermList {
 class Postings {
   readonly ids: string[] = [];
   readonly lists = new Map<string, TermList>();
+  /** How many postings the lists hold. */
+  size = 0;
   private readonly slotOf = new Map<string, number>();
   /** Per-slot sums of one search, kept between searches (zeroed where used) so a large scope allocates them once. */
   private sums = { scores: new Float64Array(0), coverage: new Float64Array(0), seen: new Uint8Array(0) };
@@ -70,6 +75,7 @@ class Postings {
         list.slots[i] = slot;
         list.impacts[i] = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * Number(p.doc_len)) / meanLength));
       });
+      this.size += list.slots.length - (this.lists.get(term)?.slots.length ?? 0);
       this.lists.set(term, list);
     }
   }
@@ -208,8 +214,11 @@ export class MemoryKeywords {
   private keep(key: string, cache: ScopeCache): void {
     this.scopes.delete(key);
     this.scopes.set(key, cache);
-    for (const oldest of this.scopes.keys()) {
-      if (this.scopes.size <= CACHED_SCOPES) break;
+    let held = 0;
+    for (const scope of this.scopes.values()) held += scope.postings.size;
+    for (const [oldest, scope] of this.scopes) {
+      if (held <= CACHED_POSTINGS || oldest === key) break;
+      held -= scope.postings.size;
       this.scopes.delete(oldest);
     }
   }
