@@ -118,7 +118,7 @@ export class Memories {
   async storeRecord(projectId: string, schemaName: string, input: StoreRecordInput): Promise<RecordView> {
     const version = await this.schemas.get(projectId, schemaName);
     validateRecord(version, input.record);
-    const row = newRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
+    const row = newMemoryRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
     await this.db.transaction((trx) => this.insertAll(trx, [row]));
     await this.committed();
     return recordView(row);
@@ -180,7 +180,7 @@ export class Memories {
       const known = await this.rows.knownTexts(projectId, pinned, fresh);
       fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
     }
-    const rows = fresh.map((memory) => ({ ...newRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
+    const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
     if (rows.length === 0) return [];
     await this.db.transaction((trx) => this.insertAll(trx, rows));
     await this.committed();
@@ -370,7 +370,7 @@ export class Memories {
   private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, minCoverage: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
     const pins = pinnedEntities(filter);
     // a filter of entity pins alone is what the index already applied
-    if (isPinsOnly(filter)) return this.keywords.search(projectId, pins, query, limit, minCoverage);
+    if (isPinsOnly(filter, pins)) return this.keywords.search(projectId, pins, query, limit, minCoverage);
     const accept = toPredicate(filter);
     for (let asked = limit; ; asked *= 4) {
       const candidates = await this.keywords.search(projectId, pins, query, asked, minCoverage);
@@ -452,11 +452,14 @@ export class Memories {
   }
 
   /**
-   * Writes the keyword index of rows inserted without `add` (a bulk import or a benchmark's seed);
-   * the rows should carry `term_count` (`MemoryKeywords.length(memory)`) for BM25's statistics.
+   * Stores rows whose vectors are written elsewhere (a bulk import or a benchmark's seed, rows from
+   * `newMemoryRow`): the rows and their keyword index in one transaction, without history or jobs.
    */
-  async writeKeywords(rows: MemoryRow[]): Promise<void> {
-    await this.db.transaction((trx) => this.keywords.write(trx, rows));
+  async importRows(rows: MemoryRow[]): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await this.rows.insertMany(trx, rows);
+      await this.keywords.write(trx, rows, true);
+    });
     await this.keywords.settled();
   }
 
@@ -531,7 +534,7 @@ export class Memories {
 }
 
 /** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
-function newRow(
+export function newMemoryRow(
   projectId: string,
   input: EntityIds & { metadata?: Record<string, unknown> },
   memory: string,
@@ -585,11 +588,9 @@ function pinnedEntities(node: FilterNode): EntityPins {
   return pins;
 }
 
-/** Whether the filter says nothing but which entities' memories to search. */
-function isPinsOnly(node: FilterNode): boolean {
-  const nodes = node.kind === 'and' ? node.nodes : [node];
-  const pins = pinnedEntities(node);
-  return nodes.length === Object.keys(pins).length && nodes.every((n) => n.kind === 'cmp' && (n.op === 'eq' || n.op === 'in'));
+/** Whether the filter says nothing but which entities' memories to search: each of its nodes is one of `pins`. */
+function isPinsOnly(node: FilterNode, pins: EntityPins): boolean {
+  return (node.kind === 'and' ? node.nodes.length : 1) === Object.keys(pins).length;
 }
 
 /** The filter narrowed to memories whose event time falls in `span`. */

@@ -16,15 +16,18 @@ export interface MemoryChanges {
   close(): Promise<void>;
 }
 
-/** The embedded profile: one process writes and reads, and drops its own caches as it writes. */
+/** The embedded profile: one process writes and reads, so its counts live in the process. */
 export class SingleProcessChanges implements MemoryChanges {
   readonly staleAfterMs = Number.POSITIVE_INFINITY;
+  private readonly counts = new Map<string, number>();
 
-  async current(): Promise<number> {
-    return 0;
+  async current(projectId: string): Promise<number> {
+    return this.counts.get(projectId) ?? 0;
   }
 
-  async bump(): Promise<void> {}
+  async bump(projectIds: string[]): Promise<void> {
+    for (const id of new Set(projectIds)) this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+  }
 
   async close(): Promise<void> {}
 }

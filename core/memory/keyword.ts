@@ -98,13 +98,12 @@ class Postings {
   }
 }
 
-/** A large scope's statistics and the postings read so far, valid while its project's counts stand. */
+/** A scope's statistics and the postings read so far, valid while its project's count stands. */
 interface ScopeCache {
   projectId: string;
   postings: Postings;
-  /** The project's count of changes (`MemoryChanges`) and this process's own, when it was read. */
-  version: number;
-  generation: number;
+  /** The project's count of changes (`MemoryChanges`) when it was read; null when it could not be read. */
+  version: number | null;
   expires: number;
 }
 
@@ -124,8 +123,6 @@ interface ScopeCache {
  */
 export class MemoryKeywords {
   private readonly scopes = new Map<string, ScopeCache>();
-  /** Per project, bumped by every write: a read begun before a write is not cached after it. */
-  private readonly generations = new Map<string, number>();
   /** Committed writes whose change is still being counted (see `settled`). */
   private readonly unsettled = new Set<Promise<void>>();
 
@@ -163,23 +160,13 @@ export class MemoryKeywords {
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
     const key = `${projectId}\u0000${JSON.stringify(Object.entries(pins).sort())}`;
-    const generation = this.generations.get(projectId) ?? 0;
-    let cache = await this.cached(key, generation);
-    let postings = cache?.postings;
-    if (!postings) {
-      // the count is read before anything it will vouch for
-      const [version, scope] = await Promise.all([this.changes.current(projectId), this.terms.scope(projectId, pins)]);
-      postings = new Postings(scope.documents, scope.meanLength);
-      if (scope.documents >= CACHED_SCOPE && version !== null) {
-        cache = { projectId, postings, version, generation, expires: Date.now() + this.changes.staleAfterMs };
-      }
-    }
-    if (postings.documents === 0) return [];
+    const cached = await this.cached(key);
     // document frequencies: a cached term's from its list, the others' counted in the database
-    const unread = terms.filter((t) => !postings.lists.has(t));
-    const frequency = new Map<string, number>();
+    const unread = cached ? terms.filter((t) => !cached.postings.lists.has(t)) : terms;
+    const [scope, frequency] = await Promise.all([cached ?? this.open(projectId, pins), this.terms.frequencies(projectId, pins, unread)]);
+    const { postings } = scope;
+    if (postings.documents === 0) return [];
     for (const t of terms) if (postings.lists.has(t)) frequency.set(t, (postings.lists.get(t) as TermList).slots.length);
-    for (const [t, df] of await this.terms.frequencies(projectId, pins, unread)) frequency.set(t, df);
     // A term in more than half of the scope (a speaker's name on every line of a chat, a word
     // every memory of this entity uses) tells its memories apart no better than chance; when the
     // query has rarer terms, it is left out, so that sharing it alone does not make a keyword hit.
@@ -196,19 +183,23 @@ export class MemoryKeywords {
       return i === 0 || budget >= 0;
     });
     if (read.length > 0) postings.add(read, await this.terms.postings(projectId, pins, read));
-    if (cache && (this.generations.get(projectId) ?? 0) === generation) this.keep(key, cache);
+    if (scope.version !== null && postings.documents >= CACHED_SCOPE) this.keep(key, scope);
     return score(postings, informative, frequency, limit, minCoverage);
   }
 
+  /** A scope's statistics read afresh, with the project's count of changes read before them. */
+  private async open(projectId: string, pins: EntityPins): Promise<ScopeCache> {
+    const [version, scope] = await Promise.all([this.changes.current(projectId), this.terms.scope(projectId, pins)]);
+    return { projectId, postings: new Postings(scope.documents, scope.meanLength), version, expires: Date.now() + this.changes.staleAfterMs };
+  }
+
   /** The cached scope under `key`, if its project has not changed since it was read. */
-  private async cached(key: string, generation: number): Promise<ScopeCache | undefined> {
+  private async cached(key: string): Promise<ScopeCache | undefined> {
     const cache = this.scopes.get(key);
     if (!cache) return undefined;
+    if (cache.expires > Date.now() && (await this.changes.current(cache.projectId)) === cache.version) return cache;
     this.scopes.delete(key);
-    const fresh = cache.generation === generation && cache.expires > Date.now() && (await this.changes.current(cache.projectId)) === cache.version;
-    if (!fresh) return undefined;
-    this.scopes.set(key, cache); // most recently used last
-    return cache;
+    return undefined;
   }
 
   private keep(key: string, cache: ScopeCache): void {
@@ -231,22 +222,10 @@ export class MemoryKeywords {
     await Promise.all([...this.unsettled]);
   }
 
-  /**
-   * Drops this process's cached scopes of these projects now and again once `trx` commits, when
-   * the change is also counted for the other processes (`settled`).
-   */
+  /** Counts the change to these projects once `trx` commits (`settled` waits for it). */
   private changed(trx: Knex | Knex.Transaction, projectIds: string[]): void {
-    const projects = new Set(projectIds);
-    const drop = (): void => {
-      for (const id of projects) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
-      for (const [key, cache] of this.scopes) if (projects.has(cache.projectId)) this.scopes.delete(key);
-    };
-    const committed = (): Promise<void> => {
-      drop();
-      return this.changes.bump([...projects]);
-    };
-    drop();
-    const counted = 'executionPromise' in trx && trx.executionPromise ? trx.executionPromise.then(committed, drop) : committed();
+    const committed = (): Promise<void> => this.changes.bump(projectIds);
+    const counted = 'executionPromise' in trx && trx.executionPromise ? trx.executionPromise.then(committed, () => undefined) : committed();
     this.unsettled.add(counted);
     void counted.finally(() => this.unsettled.delete(counted));
   }

@@ -63,6 +63,10 @@ export class MemoriesRepository {
     await trx('memories').insert(row);
   }
 
+  async insertMany(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
+    await trx.batchInsert('memories', rows, 200);
+  }
+
   async get(projectId: string, id: string, trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow | undefined> {
     return (await trx<MemoryRow>('memories').where({ project_id: projectId, id }).first()) as MemoryRow | undefined;
   }

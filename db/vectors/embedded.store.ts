@@ -217,7 +217,8 @@ export class EmbeddedVectorStore implements VectorStore {
       slab.clear();
       return;
     }
-    await this.deleteByIds(spec, projectId, passing(slab, filter).map((slot) => slab.ids[slot] as string));
+    const slots = passing(slab, filter);
+    await this.deleteByIds(spec, projectId, slots ? slots.map((slot) => slab.ids[slot] as string) : [...slab.ids.slice(0, slab.size)]);
   }
 
   async fetch(spec: CollectionSpec, projectId: string, ids: string[], options: { includeValues?: boolean } = {}): Promise<StoredPoint[]> {
@@ -240,7 +241,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const k = Math.min(options.topK, slab.size);
     if (k <= 0) return [];
     const query = Float32Array.from(vector);
-    const slots = options.filter && !passesAll(slab, options.filter) ? passing(slab, options.filter) : null;
+    const slots = options.filter ? passing(slab, options.filter) : null;
     let hits: Array<[number, number]>;
     if (!slots || slots.length === slab.size) {
       hits = nearest(slab, query, spec.metric, k);
@@ -259,7 +260,8 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async count(spec: CollectionSpec, projectId: string, filter?: FilterNode | null): Promise<number> {
     const slab = await this.slab(spec, projectId);
-    return filter ? passing(slab, filter).length : slab.size;
+    if (!filter) return slab.size;
+    return passing(slab, filter)?.length ?? slab.size;
   }
 
   async ping(): Promise<void> {
@@ -330,10 +332,12 @@ const stringColumns = (spec: CollectionSpec): string[] => Object.keys(spec.colum
  * The slots that pass `filter`, ascending (the order a pass over every slot gives, so ties
  * between equal scores fall the same way). When the filter pins an indexed string column with
  * `eq` or `in`, alone or in a top-level AND, only the slots of the narrowest pin are tested; a
- * filter that is nothing but the pin needs no test at all.
+ * filter that is nothing but the pin needs no test at all, and null says it holds every slot (a
+ * whole app's memories), which need not be listed.
  */
-function passing(slab: Slab, filter: FilterNode): number[] {
+function passing(slab: Slab, filter: FilterNode): number[] | null {
   const pin = narrowestPin(slab, filter);
+  if (pin && pin.node === filter && pin.count === slab.size) return null;
   const accept = toPredicate(filter);
   if (!pin) {
     const slots: number[] = [];
@@ -342,12 +346,6 @@ function passing(slab: Slab, filter: FilterNode): number[] {
   }
   const slots = ascending(slab.size, pin.sets);
   return pin.node === filter ? slots : slots.filter((slot) => accept(slab.rows[slot] as FilterRow));
-}
-
-/** Whether the filter is one pin that holds every slot (a whole app's memories): no need to list them. */
-function passesAll(slab: Slab, filter: FilterNode): boolean {
-  const pin = narrowestPin(slab, filter);
-  return pin !== null && pin.node === filter && pin.count === slab.size;
 }
 
 /** Of the string-column pins the filter holds at its top, the one with the fewest slots. */

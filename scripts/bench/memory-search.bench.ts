@@ -3,12 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Embedder } from '../../core/embedding/embedder.js';
-import { MemoryKeywords } from '../../core/memory/keyword.js';
-import type { MemoryRow } from '../../db/repositories/memories.repository.js';
+import { newMemoryRow } from '../../core/memories.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { Runtime } from '../../lib/runtime.js';
-import { newId } from '../../lib/time.js';
 import { Api, childEnv, latency, repoRoot, startChild, stopChild, timed, type Latency } from './children.js';
 import { notes } from './corpus.js';
 
@@ -106,29 +104,12 @@ async function seed(runtime: Runtime, projectId: string): Promise<number> {
   for (let first = 0; first < N; first += SEED_BATCH) {
     const texts = notes(Math.min(SEED_BATCH, N - first), first);
     const vectors = await seedVectors.get(texts, first);
-    const rows: MemoryRow[] = texts.map((memory, j) => ({
-      id: newId(),
-      project_id: projectId,
-      schema_id: null,
-      schema_name: null,
-      schema_version: null,
-      record: null,
-      memory,
-      user_id: `u${(first + j) % USERS}`,
-      agent_id: null,
-      run_id: null,
-      app_id: APP,
-      metadata: '{}',
-      revision: 1,
-      embedding_status: 'indexed',
-      embedding_error: null,
-      // distinct, increasing timestamps so a created_at filter cuts the set in two
-      term_count: MemoryKeywords.length(memory),
-      created_at: 1_000_000 + first + j,
-      updated_at: 1_000_000 + first + j,
+    // distinct, increasing event times so a created_at filter cuts the set in two
+    const rows = texts.map((memory, j) => ({
+      ...newMemoryRow(projectId, { user_id: `u${(first + j) % USERS}`, app_id: APP }, memory, undefined, 1_000_000 + first + j),
+      embedding_status: 'indexed' as const,
     }));
-    await runtime.db.batchInsert('memories', rows, 200);
-    await runtime.memories.writeKeywords(rows);
+    await runtime.memories.importRows(rows);
     await runtime.vectors.upsert(
       spec,
       projectId,

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { MemoryKeywords } from '../../core/memory/keyword.js';
-import type { MemoryRow } from '../../db/repositories/memories.repository.js';
-import { newId } from '../../lib/time.js';
+import { newMemoryRow } from '../../core/memories.js';
 import { isProduction, newProject, PROFILE, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // Memory search as a user of mem0's API meets it: hybrid (dense + BM25 keyword + named time) by
@@ -318,30 +316,10 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
  */
 async function seedApp(t: TestRuntime, projectId: string, appId: string, count: number): Promise<Array<{ id: string; memory: string }>> {
   const things = ['printer toner', 'coffee machine', 'parking permit', 'laptop charger', 'meeting room', 'expense report'];
-  const rows = Array.from({ length: count }, (_, i): MemoryRow => {
-    const memory = `Ticket ${i}: the ${things[i % things.length] as string} on floor ${i % 9} needs attention`;
-    return {
-      id: newId(),
-      project_id: projectId,
-      schema_id: null,
-      schema_name: null,
-      schema_version: null,
-      record: null,
-      memory,
-      user_id: `u${i % 50}`,
-      agent_id: null,
-      run_id: null,
-      app_id: appId,
-      metadata: '{}',
-      revision: 1,
-      embedding_status: 'indexed',
-      embedding_error: null,
-      term_count: MemoryKeywords.length(memory),
-      created_at: 1_700_000_000_000 + i,
-      updated_at: 1_700_000_000_000 + i,
-    };
-  });
-  await t.runtime.db.batchInsert('memories', rows, 500);
-  await t.runtime.memories.writeKeywords(rows);
+  const rows = Array.from({ length: count }, (_, i) => ({
+    ...newMemoryRow(projectId, { user_id: `u${i % 50}`, app_id: appId }, `Ticket ${i}: the ${things[i % things.length] as string} on floor ${i % 9} needs attention`),
+    embedding_status: 'indexed' as const,
+  }));
+  await t.runtime.memories.importRows(rows);
   return rows;
 }
