@@ -31,11 +31,14 @@ WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --chown=node:node package.json package-lock.json tsconfig.json ./
 COPY --chown=node:node api ./api
+COPY --chown=node:node runtime ./runtime
+COPY --chown=node:node jobs ./jobs
+COPY --chown=node:node workers ./workers
 COPY --chown=node:node core ./core
 COPY --chown=node:node db ./db
-COPY --chown=node:node jobs ./jobs
+COPY --chown=node:node providers ./providers
+COPY --chown=node:node contracts ./contracts
 COPY --chown=node:node lib ./lib
-COPY --chown=node:node workers ./workers
 COPY --chown=node:node scripts ./scripts
 
 # Writable location for local data owned by the runtime user; without LOCAL_MODEL_DIR the local

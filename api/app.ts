@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
-import type { Runtime } from '../lib/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { requireAdmin, requireApiKey, requireIdToken } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';

@@ -1,9 +1,9 @@
-import type { ExtractPayload, InferPayload, JobOf, JobResult, JobResults } from '../jobs/catalogue.js';
-import { envelope } from '../jobs/catalogue.js';
+import type { ExtractPayload, InferPayload, JobOf, JobResult, JobResults } from '../contracts/jobs/catalogue.js';
+import { envelope } from '../contracts/jobs/catalogue.js';
 import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
-import { checkMetadataSize } from '../db/vectors/vector-store.js';
-import type { QueueDriver } from '../workers/queue-driver.js';
+import { checkMetadataSize } from '../contracts/vector-store.js';
+import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Extractors } from './extraction/extractors.js';
 import { ENTITY_IDS, requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type RecordView } from './memories.js';
 import type { AddedMemory, MemoryDecisions } from './memory-decisions.js';

@@ -1,9 +1,9 @@
 import { isUniqueViolation, type IndexesRepository, type IndexRow } from '../db/repositories/indexes.repository.js';
-import type { CollectionSpec, Metric, VectorMatch, VectorStore } from '../db/vectors/vector-store.js';
+import type { CollectionSpec, Metric, VectorMatch, VectorStore } from '../contracts/vector-store.js';
 import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import type { Embedders } from './embedding/embedders.js';
-import { METADATA_KEY_PATTERN, parseFilter, type FilterScope } from './filter/filter.js';
+import { METADATA_KEY_PATTERN, parseFilter, type FilterScope } from '../contracts/filter/filter.js';
 
 /** Limits of the index data plane, documented in the README and the OpenAPI document. */
 export const INDEX_LIMITS = {

@@ -4,14 +4,14 @@ import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repo
 import type { EntityColumn, EntityPins } from '../db/repositories/memory-terms.repository.js';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
-import { checkMetadataSize, type CollectionSpec, type VectorPoint, type VectorStore } from '../db/vectors/vector-store.js';
-import { envelope } from '../jobs/catalogue.js';
-import { endsJob, type JobContext } from '../jobs/handlers.js';
+import { checkMetadataSize, type CollectionSpec, type VectorPoint, type VectorStore } from '../contracts/vector-store.js';
+import { envelope } from '../contracts/jobs/catalogue.js';
+import { endsJob, type JobContext } from '../contracts/jobs/handlers.js';
 import { Coalescer } from '../lib/coalescer.js';
 import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from './embedding/embedders.js';
-import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from './filter/filter.js';
+import { parseFilter, toPredicate, type FilterNode, type FilterRow, type FilterScope } from '../contracts/filter/filter.js';
 import { MemoryKeywords, type KeywordHit } from './memory/keyword.js';
 import { namedTime } from './memory/signals.js';
 import { cosine, reciprocalRankFusion, RRF_K } from './ranking.js';

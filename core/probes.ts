@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { ProbeRow, ProbesRepository } from '../db/repositories/probes.repository.js';
-import { envelope } from '../jobs/catalogue.js';
-import type { JobContext } from '../jobs/handlers.js';
+import { envelope } from '../contracts/jobs/catalogue.js';
+import type { JobContext } from '../contracts/jobs/handlers.js';
 import { notFound } from '../lib/errors.js';
 import { newId, nowMs, sleep } from '../lib/time.js';
 

@@ -1,10 +1,10 @@
 import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import type { IndexedRef, ReconcileRepository } from '../db/repositories/reconcile.repository.js';
-import type { VectorStore } from '../db/vectors/vector-store.js';
-import { envelope } from '../jobs/catalogue.js';
+import type { VectorStore } from '../contracts/vector-store.js';
+import { envelope } from '../contracts/jobs/catalogue.js';
 import type { Logger } from '../lib/logger.js';
 import { nowMs } from '../lib/time.js';
-import type { QueueDriver } from '../workers/queue-driver.js';
+import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Knowledge } from './knowledge/knowledge.js';
 import type { Memories } from './memories.js';
 

@@ -5,7 +5,6 @@ import type { NamedVersionRow, NewVersion, SchemasRepository } from '../db/repos
 import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
-import { SCHEMA_PRESETS, type SchemaPreset } from './schema-presets.js';
 
 /*
  * Typed memory: record schemas in a restricted JSON-Schema subset, versioned per project.
@@ -107,8 +106,6 @@ export interface PublishSchemaInput {
   retention?: Retention | null;
   description?: string | null;
 }
-
-export type { SchemaPreset };
 
 // ---------------------------------------------------------------------------------------------
 // The restricted subset
@@ -525,11 +522,6 @@ export class Schemas {
     const rows = await this.repository.listVersions(projectId, name, limit, offset);
     if (rows.length === 0 && !(await this.repository.exists(projectId, name))) throw this.missing(name);
     return rows.map(toVersion);
-  }
-
-  /** The built-in starter schemas; each can be sent unchanged to register. */
-  presets(): readonly SchemaPreset[] {
-    return SCHEMA_PRESETS;
   }
 
   private missing(name: string) {

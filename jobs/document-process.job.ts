@@ -1,5 +1,5 @@
 import type { Knowledge } from '../core/knowledge/knowledge.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `document.process`: reads, chunks, embeds and indexes one document revision. */
 export const documentProcessJob =

@@ -1,5 +1,5 @@
 import type { Reconciliation } from '../core/reconcile.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `index.reconcile`: re-queues stuck indexing work and re-indexes rows whose vectors are missing. */
 export const indexReconcileJob =

@@ -1,5 +1,5 @@
 import type { Memories } from '../core/memories.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `memory.index`: derives (or removes) a memory's vector from its row. */
 export const memoryIndexJob =

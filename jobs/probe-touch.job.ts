@@ -1,5 +1,5 @@
 import type { Probes } from '../core/probes.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `probe.touch`: completes a pipeline probe. */
 export const probeTouchJob =

@@ -1,5 +1,5 @@
 import type { RecordExtraction } from '../core/extract.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `record.extract`: extracts (and, when complete, stores) a typed record for a waiting request. */
 export const recordExtractJob =

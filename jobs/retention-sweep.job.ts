@@ -1,5 +1,5 @@
 import type { Retention } from '../core/retention.js';
-import type { JobHandler } from './handlers.js';
+import type { JobHandler } from '../contracts/jobs/handlers.js';
 
 /** `retention.sweep`: deletes records past their schema's retention (one project, or all). */
 export const retentionSweepJob =

@@ -72,3 +72,20 @@ export function registryCode(status: number): string {
       return 'internal';
   }
 }
+
+/** AppError codes that are 4xx to an API caller but, for background work, only wait on an operator (e.g. model files). */
+const OPERATOR_FIXABLE = new Set(['embed_model_unavailable']);
+
+/**
+ * Whether background work that failed with `err` may succeed if tried again later: an unreachable
+ * or failing dependency (503, 5xx, 408, 429, timeouts, connection errors), a model or key an
+ * operator has yet to provide, or anything not known to be permanent. False only for an error that
+ * blames the input: a 4xx AppError (other than 408/429) such as a provider rejecting the text.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof AppError) {
+    if (OPERATOR_FIXABLE.has(err.code)) return true;
+    return err.status >= 500 || err.status === 408 || err.status === 429 || err.status < 400;
+  }
+  return true;
+}

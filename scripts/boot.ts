@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { createApp } from '../api/app.js';
 import { ConfigError, loadConfig, type Config } from '../lib/config.js';
-import { Runtime, type Role } from '../lib/runtime.js';
+import { Runtime, type Role } from '../runtime/runtime.js';
 import { ShutdownPhase } from '../lib/shutdown.js';
 
 /** Reads the configuration or exits naming every bad variable. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { FilterRow, FilterScope, Scalar } from '../core/filter/filter.js';
+import type { FilterRow, FilterScope, Scalar } from '../contracts/filter/filter.js';
 
 // Random filters (raw JSON, as a client sends them) and rows for the filter property tests, plus
 // a reference evaluation of the raw filter written independently of the parser and predicate.

@@ -8,7 +8,7 @@ import { createApp } from '../api/app.js';
 import { loadConfig } from '../lib/config.js';
 import { withTimeout } from '../lib/time.js';
 import { createLogger } from '../lib/logger.js';
-import { Runtime, type Role } from '../lib/runtime.js';
+import { Runtime, type Role } from '../runtime/runtime.js';
 import type { RelayOptions } from '../workers/outbox-relay.js';
 
 /** The profile this integration run exercises (`CAIRN_TEST_PROFILE`). */

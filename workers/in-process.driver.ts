@@ -1,9 +1,10 @@
 import os from 'node:os';
-import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../jobs/catalogue.js';
-import { endsJob, runJob, type JobHandlers } from '../jobs/handlers.js';
+import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../contracts/jobs/catalogue.js';
+import { endsJob, runJob, type JobHandlers } from '../contracts/jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type QueueDepth, type QueueDriver, type RetryPolicy } from './queue-driver.js';
+import type { QueueDepth, QueueDriver } from '../contracts/jobs/queue.js';
+import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type RetryPolicy } from './retry-policy.js';
 
 interface Counters {
   waiting: number;

@@ -1,7 +1,7 @@
 import type { OutboxEntry, OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { Logger } from '../lib/logger.js';
 import { nowMs } from '../lib/time.js';
-import type { QueueDriver } from './queue-driver.js';
+import type { QueueDriver } from '../contracts/jobs/queue.js';
 
 export interface RelayOptions {
   pollMs: number;

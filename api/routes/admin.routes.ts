@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
-import type { Runtime } from '../../lib/runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
 
 export const BULL_BOARD_PATH = '/admin/queues';

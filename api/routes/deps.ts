@@ -1,4 +1,4 @@
-import type { Runtime } from '../../lib/runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 
 /** What route factories are given. */
 export interface RouteDeps {

@@ -1,4 +1,4 @@
-import { METADATA_KEY_PATTERN } from '../../core/filter/filter.js';
+import { METADATA_KEY_PATTERN } from '../../contracts/filter/filter.js';
 import {
   INDEX_LIMITS,
   INDEX_NAME,
@@ -9,7 +9,7 @@ import {
   type QueryInput,
   type VectorInput,
 } from '../../core/indexes.js';
-import { METRICS } from '../../db/vectors/vector-store.js';
+import { METRICS } from '../../contracts/vector-store.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { errorResponses, PAGING_QUERY, projectOf, type RouteSpec } from '../route.js';

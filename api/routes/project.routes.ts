@@ -3,7 +3,7 @@ import { INDEX_LIMITS, INDEX_NAME } from '../../core/indexes.js';
 import type { ApplyResult } from '../../core/project/project-specs.js';
 import { SPEC_KIND, SPEC_VERSION, type ProjectSpec } from '../../core/project/spec.js';
 import { RETENTION_SCHEMA, SCHEMA_LIMITS, SCHEMA_NAME } from '../../core/schemas.js';
-import { METRICS } from '../../db/vectors/vector-store.js';
+import { METRICS } from '../../contracts/vector-store.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { ERROR_SCHEMA, projectOf, type RouteSpec } from '../route.js';
 import { AGENT_FIELDS, RULE_FIELDS, TOOL_FIELDS } from './agents.routes.js';

@@ -8,6 +8,7 @@ import {
   type RegisterSchemaInput,
   type SchemaVersion,
 } from '../../core/schemas.js';
+import { SCHEMA_PRESETS } from '../../core/schema-presets.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
@@ -196,7 +197,8 @@ export function schemaRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     auth: 'token',
     responses: { 200: { description: 'Presets', schema: { type: 'object', properties: { presets: { type: 'array', items: PRESET_VIEW } } } } },
     handler(ctx) {
-      ctx.body = { presets: schemas.presets() };
+      // the built-in starter schemas; each can be sent unchanged to register
+      ctx.body = { presets: SCHEMA_PRESETS };
     },
   };
 

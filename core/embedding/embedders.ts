@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CollectionSpec } from '../../db/vectors/vector-store.js';
+import type { CollectionSpec } from '../../contracts/vector-store.js';
 import type { Config } from '../../lib/config.js';
 import { badRequest } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';

@@ -1,6 +1,6 @@
 import MiniSearch from 'minisearch';
 import type { ChunkWithDocument, KnowledgeBaseRow, KnowledgeRepository } from '../../db/repositories/knowledge.repository.js';
-import { toPredicate, type FilterNode, type FilterRow } from '../filter/filter.js';
+import { toPredicate, type FilterNode, type FilterRow } from '../../contracts/filter/filter.js';
 
 /** English words too common to tell passages apart. */
 const STOP_WORDS = new Set(

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { MemoryChanges } from '../../db/memory-changes.js';
 import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
-import { queryTerms, termCounts } from './terms.js';
+import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
 
 /** Most postings one keyword search reads from the database (see `search`). */
 const MAX_POSTINGS = 20_000;

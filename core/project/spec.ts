@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Metric } from '../../db/vectors/vector-store.js';
+import type { Metric } from '../../contracts/vector-store.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import {
   checkToolTarget,

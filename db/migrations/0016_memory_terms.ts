@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { termCounts } from '../../core/memory/terms.js';
+import { termCounts } from '../../contracts/memory-terms.js';
 import { addColumnIfMissing, createTableIfMissing, dropTableIfExists, ensureIndex } from './helpers.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Metric } from '../vectors/vector-store.js';
+import type { Metric } from '../../contracts/vector-store.js';
 
 /** A vector index row. `field_map` and `tags` are JSON text. */
 export interface IndexRow {

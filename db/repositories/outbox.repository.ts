@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { JobEnvelope } from '../../jobs/catalogue.js';
+import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { nowMs, sleep } from '../../lib/time.js';
 import { supportsRowLocks } from '../knex.js';
 

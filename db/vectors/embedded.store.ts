@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { createRequire } from 'node:module';
 import type * as USearch from 'usearch';
-import type { FilterNode, FilterRow, Scalar } from '../../core/filter/filter.js';
-import { toPredicate } from '../../core/filter/predicate.js';
-import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from './vector-store.js';
+import type { FilterNode, FilterRow, Scalar } from '../../contracts/filter/filter.js';
+import { toPredicate } from '../../contracts/filter/predicate.js';
+import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from '../../contracts/vector-store.js';
 
 // USearch's ESM build cannot find its native binary (it walks a file: URL as a path); the CommonJS build can.
 const { exactSearch, MetricKind } = createRequire(import.meta.url)('usearch') as typeof USearch;

@@ -1,10 +1,10 @@
 import { ConsistencyLevelEnum, DataType, ErrorCode, type FieldType, type ResStatus, type RowData } from '@zilliz/milvus2-sdk-node';
-import type { FilterNode, Scalar, ColumnType } from '../../core/filter/filter.js';
-import { metadataTypeTags, milvusString, toMilvusExpr } from '../../core/filter/milvus-expr.js';
+import type { FilterNode, Scalar, ColumnType } from '../../contracts/filter/filter.js';
+import { metadataTypeTags, milvusString, toMilvusExpr } from '../../contracts/filter/milvus-expr.js';
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { MilvusClient, MilvusConnection } from '../milvus.js';
-import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from './vector-store.js';
+import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from '../../contracts/vector-store.js';
 
 // Physical layout of a collection. The primary key is `<project_id>:<id>`: Milvus keys are unique
 // per collection, so a bare id would let one project's upsert replace another's vector. Project

@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Embedders } from '../../core/embedding/embedders.js';
 import { createDatabase, type Knex } from '../../db/knex.js';
-import { QUEUE_NAMES } from '../../jobs/catalogue.js';
+import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';

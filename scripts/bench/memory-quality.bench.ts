@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
-import { QUEUE_NAMES } from '../../jobs/catalogue.js';
+import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { reachable } from '../../lib/reachable.js';
 import { Api, childEnv, production, startChild, startWorker, stopChild, type ProfileName } from './children.js';
 import { generateDataset, QUESTION_KINDS, type Conversation, type Dataset, type Question, type QuestionKind } from './memory-quality/dataset.js';

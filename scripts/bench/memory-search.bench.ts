@@ -6,7 +6,7 @@ import type { Embedder } from '../../core/embedding/embedder.js';
 import { newMemoryRow } from '../../core/memories.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
-import { Runtime } from '../../lib/runtime.js';
+import { Runtime } from '../../runtime/runtime.js';
 import { Api, childEnv, latency, repoRoot, startChild, stopChild, timed, type Latency } from './children.js';
 import { notes } from './corpus.js';
 

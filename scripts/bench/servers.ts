@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { createApp } from '../../api/app.js';
 import { loadConfig } from '../../lib/config.js';
-import { Runtime } from '../../lib/runtime.js';
+import { Runtime } from '../../runtime/runtime.js';
 import { ShutdownPhase } from '../../lib/shutdown.js';
 
 // Server side of `npm run bench:api`, one process per target so the load generator in the parent

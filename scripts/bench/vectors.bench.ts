@@ -9,7 +9,7 @@ import { MilvusConnection } from '../../db/milvus.js';
 import type { IndexRow } from '../../db/repositories/indexes.repository.js';
 import { EmbeddedVectorStore } from '../../db/vectors/embedded.store.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
-import type { VectorStore } from '../../db/vectors/vector-store.js';
+import type { VectorStore } from '../../contracts/vector-store.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseFilter, toMilvusExpr, toPredicate } from '../../core/filter/filter.js';
+import { parseFilter, toMilvusExpr, toPredicate } from '../../contracts/filter/filter.js';
 import { MilvusConnection } from '../../db/milvus.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
-import type { CollectionSpec, VectorPoint } from '../../db/vectors/vector-store.js';
+import type { CollectionSpec, VectorPoint } from '../../contracts/vector-store.js';
 import { createLogger } from '../../lib/logger.js';
 import { COLUMNS, filterArb, rowArb, SCOPE } from '../filter-arbitraries.js';
 import { isProduction, TEST_MILVUS_ADDRESS, unique } from '../helpers.js';

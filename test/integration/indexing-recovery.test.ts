@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Reconciliation } from '../../core/reconcile.js';
 import { ReconcileRepository } from '../../db/repositories/reconcile.repository.js';
-import type { JobEnvelope } from '../../jobs/catalogue.js';
+import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { freePort, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { parseFilter, type ColumnType } from '../../core/filter/filter.js';
+import { parseFilter, type ColumnType } from '../../contracts/filter/filter.js';
 import { MilvusConnection } from '../../db/milvus.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
-import type { CollectionSpec, Metric, VectorPoint } from '../../db/vectors/vector-store.js';
+import type { CollectionSpec, Metric, VectorPoint } from '../../contracts/vector-store.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { isProduction, TEST_MILVUS_ADDRESS, unique } from '../helpers.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
-import { JOB_ATTEMPTS } from '../../workers/queue-driver.js';
+import { JOB_ATTEMPTS } from '../../workers/retry-policy.js';
 import {
   freePort,
   isProduction,

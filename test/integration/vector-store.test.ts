@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { parseFilter, type FilterScope } from '../../core/filter/filter.js';
-import type { CollectionSpec, Metric, VectorStore } from '../../db/vectors/vector-store.js';
+import { parseFilter, type FilterScope } from '../../contracts/filter/filter.js';
+import type { CollectionSpec, Metric, VectorStore } from '../../contracts/vector-store.js';
 import { PROFILE, startRuntime, type TestRuntime } from '../helpers.js';
 import { seededRandom as random } from '../../lib/seeded-random.js';
 

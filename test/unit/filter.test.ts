@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseFilter, toMilvusExpr, toPredicate, type FilterNode, type FilterOp, type FilterScope, type Scalar } from '../../core/filter/filter.js';
-import { metadataTypeTags, milvusNumber, milvusString } from '../../core/filter/milvus-expr.js';
+import { parseFilter, toMilvusExpr, toPredicate, type FilterNode, type FilterOp, type FilterScope, type Scalar } from '../../contracts/filter/filter.js';
+import { metadataTypeTags, milvusNumber, milvusString } from '../../contracts/filter/milvus-expr.js';
 import { AppError } from '../../lib/errors.js';
 import { filterArb, NASTY_STRINGS, referenceEval, rowArb, SCOPE } from '../filter-arbitraries.js';
 

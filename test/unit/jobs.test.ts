@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { envelope, JOB_NAMES } from '../../jobs/catalogue.js';
-import { assertHandlers, endsJob, PoisonJobError, runJob, type JobHandlers } from '../../jobs/handlers.js';
+import { envelope, JOB_NAMES } from '../../contracts/jobs/catalogue.js';
+import { assertHandlers, endsJob, PoisonJobError, runJob, type JobHandlers } from '../../contracts/jobs/handlers.js';
 import { badRequest, unavailable, AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { InProcessQueue } from '../../workers/in-process.driver.js';
-import { retryDelayMs } from '../../workers/queue-driver.js';
+import { retryDelayMs } from '../../workers/retry-policy.js';
 
 /** A handler for every job that does nothing; tests override the one they exercise. */
 const noops = (): JobHandlers => Object.fromEntries(JOB_NAMES.map((n) => [n, async () => undefined])) as unknown as JobHandlers;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { namedTime } from '../../core/memory/signals.js';
-import { queryTerms, termCounts } from '../../core/memory/terms.js';
+import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
 
 describe('memory search: keyword terms and the named time', () => {
   it('stems English words, folds possessives, and drops conversational stop words, keeping names and numbers', () => {

@@ -1,6 +1,6 @@
 import { ErrorCode, type ResStatus } from '@zilliz/milvus2-sdk-node';
 import { expect } from 'chai';
-import { isTransient } from '../../core/provider-errors.js';
+import { isTransient } from '../../lib/errors.js';
 import { check } from '../../db/vectors/milvus.store.js';
 import { AppError } from '../../lib/errors.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { JOB_NAMES } from '../../jobs/catalogue.js';
-import type { JobHandlers } from '../../jobs/handlers.js';
+import { JOB_NAMES } from '../../contracts/jobs/catalogue.js';
+import type { JobHandlers } from '../../contracts/jobs/handlers.js';
 import { ConfigError, loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { InProcessQueue } from '../../workers/in-process.driver.js';

@@ -64,7 +64,3 @@ export interface FilterRow {
   columns: Record<string, Scalar | null | undefined>;
   metadata: Record<string, unknown>;
 }
-
-export { MAX_FILTER_COMPARISONS, MAX_FILTER_DEPTH, MAX_IN_VALUES, METADATA_KEY_PATTERN, parseFilter } from './parse.js';
-export { toPredicate } from './predicate.js';
-export { toMilvusExpr } from './milvus-expr.js';

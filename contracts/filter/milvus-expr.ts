@@ -1,4 +1,4 @@
-import type { FilterNode, FilterOp, FilterTarget, Scalar } from './filter.js';
+import type { FilterNode, FilterOp, FilterTarget, Scalar } from './ast.js';
 import { valueKind, type ValueKind } from './predicate.js';
 
 export interface MilvusExprOptions {

@@ -1,5 +1,5 @@
 import { badRequest, type AppError } from '../../lib/errors.js';
-import type { ColumnType, FilterNode, FilterOp, FilterScope, FilterTarget, Scalar } from './filter.js';
+import type { ColumnType, FilterNode, FilterOp, FilterScope, FilterTarget, Scalar } from './ast.js';
 
 // Only type imports from filter.ts: it re-exports this module, and a value import back would be
 // a cycle evaluated before its bindings exist.

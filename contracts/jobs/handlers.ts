@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
-import { isTransient } from '../core/provider-errors.js';
-import type { Logger } from '../lib/logger.js';
-import { ajv } from '../lib/validation.js';
+import { isTransient } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logger.js';
+import { ajv } from '../../lib/validation.js';
 import { JOB_NAMES, JOBS, type JobName, type JobOf, type JobResult } from './catalogue.js';
 
 /** What a handler gets besides its payload. */

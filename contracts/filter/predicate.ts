@@ -1,4 +1,4 @@
-import type { ColumnType, FilterNode, FilterRow, FilterTarget, Scalar } from './filter.js';
+import type { ColumnType, FilterNode, FilterRow, FilterTarget, Scalar } from './ast.js';
 
 /** The type of a metadata value as filters see it; `null` when absent (missing, null, undefined). */
 export type ValueKind = 'string' | 'number' | 'boolean' | 'array' | 'other';

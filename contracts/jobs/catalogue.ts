@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../lib/validation.js';
+import type { JsonSchema } from '../../lib/validation.js';
 
 /**
  * The typed job catalogue: every job name, the queue it runs on, its payload type and schema,

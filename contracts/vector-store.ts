@@ -1,5 +1,5 @@
-import type { ColumnType, FilterNode, Scalar } from '../../core/filter/filter.js';
-import { badRequest } from '../../lib/errors.js';
+import type { ColumnType, FilterNode, Scalar } from './filter/filter.js';
+import { badRequest } from '../lib/errors.js';
 
 /** Similarity metrics. Scores: cosine similarity and dot product (higher is better), squared euclidean distance (lower is better). */
 export const METRICS = ['cosine', 'euclidean', 'dotproduct'] as const;
