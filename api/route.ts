@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { ValidateFunction } from 'ajv';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { KeyPrincipal } from '../core/api-keys.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
 import { jsonBody } from './middleware/body.js';
@@ -46,6 +47,39 @@ export interface RouteSpec<Body, Query> {
 export type RouteContext<Body, Query> = Context & {
   state: { principal: KeyPrincipal; body: Body; query: Query; upload?: UploadedFile };
 };
+
+/** The query of a route that declares none: nothing is accepted. */
+type NoQuery = Record<string, never>;
+
+/** What a handler reads for a schema: its static type, or `Absent` when the route declares none. */
+type Input<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S> : Absent;
+
+/**
+ * A route whose handler's input is typed by its schemas (`B`, `Q`, `F`: the schemas of its body,
+ * query and upload fields; `never` for a route without an upload). With an upload, the handler
+ * finds either the JSON body (no `upload`) or the upload's fields and file.
+ */
+export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema>
+  extends Omit<RouteSpec<unknown, unknown>, 'body' | 'query' | 'upload' | 'handler'> {
+  body?: B;
+  query?: Q;
+  upload?: { fields: F; jsonFields: readonly string[]; maxBytes: number };
+  handler(
+    ctx: Context & {
+      state: { principal: KeyPrincipal; query: Input<Q, NoQuery> } & (
+        | { body: Input<B, undefined>; upload?: undefined }
+        | { body: Static<F>; upload: UploadedFile }
+      );
+    },
+  ): Promise<void> | void;
+}
+
+/** Declares a route: its handler's input is typed by its schemas. */
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, F extends TSchema = never>(
+  definition: RouteDefinition<B, Q, F>,
+): RouteSpec<never, never> {
+  return definition as unknown as RouteSpec<never, never>;
+}
 
 /** Collects route specs as they are mounted, for `/openapi.json`. */
 export class RouteCatalog {
@@ -124,18 +158,6 @@ export function coerceQuery(schema: JsonSchema, query: Record<string, string | s
   }
   return out;
 }
-
-/**
- * The largest offset a list takes: 2^31 - 1, which every database binds as a plain integer
- * (SQLite overflows past 2^63 - 1, and MariaDB reads a longer literal as a syntax error).
- */
-export const MAX_OFFSET = 2_147_483_647;
-
-/** Paging parameters every list accepts. */
-export const PAGING_QUERY = {
-  limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' },
-  offset: { type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0, description: `Default 0; at most ${MAX_OFFSET}.` },
-} as const;
 
 /** The `{detail, code, errors?}` error body of /v1 and /v3. */
 export const ERROR_SCHEMA: JsonSchema = {

@@ -1,6 +1,7 @@
 import type { ApiKeyView, CreatedApiKey } from '../../core/api-keys.js';
 import { iso } from '../../lib/time.js';
-import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
+import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
+import { PAGING } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
 
 const KEY_VIEW = {
@@ -51,7 +52,7 @@ export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     summary: "List the calling project's API keys, newest first (never the keys themselves).",
     tag: 'API keys',
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    query: { type: 'object', additionalProperties: false, properties: PAGING },
     responses: {
       200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: KEY_VIEW } } } },
     },

@@ -2,7 +2,8 @@ import type { ExtractOutcome, ExtractRequest } from '../../core/extract.js';
 import { ENTITY_IDS, type EntityIds, type MemorySearchInput, type MemorySearchResult, type RecordView, type StoreRecordInput } from '../../core/memories.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
+import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
+import { PAGING } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Typed memory';
@@ -78,7 +79,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     summary: 'List records of a schema, newest first, optionally for one user, agent, run or app.',
     tag: TAG,
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: { ...ENTITY_PROPS, ...PAGING_QUERY } },
+    query: { type: 'object', additionalProperties: false, properties: { ...ENTITY_PROPS, ...PAGING } },
     responses: { 200: { description: 'Records', schema: { type: 'object', properties: { records: { type: 'array', items: RECORD_VIEW } } } }, ...errors },
     async handler(ctx) {
       const { limit = 50, offset = 0, ...entities } = ctx.state.query ?? {};

@@ -3,7 +3,8 @@ import type { RegistryCaller } from '../../core/registry/identity.js';
 import { MAX_VERSION_LENGTH, type PublishInput, type RegistryMemberView, type RegistryVersionView } from '../../core/registry/registry.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { PAGING_QUERY, REGISTRY_ERROR, type ResponseSpec, type RouteSpec } from '../route.js';
+import { REGISTRY_ERROR, type ResponseSpec, type RouteSpec } from '../route.js';
+import { PAGING } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Registry';
@@ -112,7 +113,7 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
     summary: `List a project's versions in semantic-version order, newest first (deprecated ones included). Any signed-in user. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    query: { type: 'object', additionalProperties: false, properties: PAGING },
     responses: {
       200: { description: 'Versions', schema: { type: 'object', properties: { versions: { type: 'array', items: VERSION_VIEW } } } },
       ...errors('No such registry project'),
@@ -243,7 +244,7 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
     summary: `The owner and the members with write access (newest first). Any signed-in user. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    query: { type: 'object', additionalProperties: false, properties: PAGING },
     responses: {
       200: { description: 'Members', schema: { type: 'object', properties: { owner: { type: 'string' }, members: { type: 'array', items: MEMBER_VIEW } } } },
       ...errors('No such registry project'),

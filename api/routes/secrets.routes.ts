@@ -1,7 +1,8 @@
 import { MAX_SECRET_LENGTH, SECRET_NAME, type SecretView } from '../../core/secrets.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, PAGING_QUERY, projectOf, type RouteSpec } from '../route.js';
+import { errorResponses, projectOf, type RouteSpec } from '../route.js';
+import { PAGING } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Secrets';
@@ -47,7 +48,7 @@ export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     summary: 'List secret names, newest first.',
     tag: TAG,
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: PAGING_QUERY },
+    query: { type: 'object', additionalProperties: false, properties: PAGING },
     responses: { 200: { description: 'Secrets', schema: { type: 'object', properties: { secrets: { type: 'array', items: SECRET_VIEW } } } } },
     async handler(ctx) {
       ctx.body = { secrets: (await secrets.list(projectOf(ctx), ctx.state.query.limit, ctx.state.query.offset)).map(show) };

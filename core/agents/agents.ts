@@ -71,6 +71,9 @@ export interface Flow {
   nodes: Record<string, FlowNode>;
 }
 
+/** A flow as it is sent: without a version it is version "1". */
+export type FlowInput = Omit<Flow, 'version'> & { version?: string };
+
 /** A tool as the API shows it: what the runner uses, but whether its hosts were listed, plus dates. */
 export type ToolView = Omit<ToolDefinition, 'hosts_explicit'> & { created_at: number; updated_at: number };
 
@@ -118,7 +121,7 @@ export interface AgentInput {
   ui_actions?: string[];
   guardrails?: { version?: string; input?: Partial<GuardrailSide>; output?: Partial<GuardrailSide> };
   tool_policy?: Partial<ToolPolicy>;
-  flow?: Flow | null;
+  flow?: FlowInput | null;
   stream_mode?: StreamMode;
   knowledge?: string[];
 }
@@ -233,7 +236,7 @@ export interface FlowReferences {
 }
 
 /** The knowledge bases and record schemas a flow's nodes name. */
-export function flowReferences(flow: Flow): { knowledge: string[]; schemas: string[] } {
+export function flowReferences(flow: FlowInput): { knowledge: string[]; schemas: string[] } {
   const nodes = Object.values(flow.nodes);
   return {
     knowledge: [...new Set(nodes.flatMap((n) => (n.type === 'retrieve' ? (n.knowledge ?? []) : [])))],
@@ -246,7 +249,7 @@ export function flowReferences(flow: Flow): { knowledge: string[]; schemas: stri
  * its type needs, and its CEL compiles; with `known`, the knowledge bases, record schemas and
  * tools its nodes name exist. Every problem is listed in one 400.
  */
-export function validateFlow(flow: Flow, known: FlowReferences = {}): void {
+export function validateFlow(flow: FlowInput, known: FlowReferences = {}): void {
   const problems: FieldError[] = [];
   const ids = Object.keys(flow.nodes);
   if (ids.length > FLOW_LIMITS.nodes) problems.push({ path: '/flow/nodes', message: `at most ${FLOW_LIMITS.nodes} nodes` });
@@ -605,7 +608,7 @@ export class Agents {
   }
 
   /** A flow checked, its references included (the tools of agent `agentId`, when it exists). */
-  private async flow(projectId: string, flow: Flow, agentId: string | null): Promise<Flow> {
+  private async flow(projectId: string, flow: FlowInput, agentId: string | null): Promise<Flow> {
     validateFlow(flow);
     const wanted = flowReferences(flow);
     const [knowledge, schemas, tools] = await Promise.all([

@@ -1,0 +1,41 @@
+import { Kind, Type, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+
+/*
+ * Request schemas are TypeBox: one declaration gives the JSON Schema ajv enforces (and
+ * /openapi.json shows) and the type a handler reads. The helpers below write the few shapes TypeBox
+ * would spell another way (a union of literals or a nullable as `anyOf`, a bare object with
+ * `properties: {}`) as Cairn's API states them, so validation messages stay what they are.
+ */
+
+/** `{type: 'string', enum}`: one of `values`. */
+export const StringEnum = <const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+
+/** `{const: value}`, without the `type` TypeBox's Literal adds. */
+export const Const = <const T extends string | number>(value: T, options: SchemaOptions = {}): TUnsafe<T> => Type.Unsafe<T>({ const: value, ...options });
+
+/** The schema's values or null: its `type` becomes `[type, 'null']`. */
+export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> =>
+  Type.Unsafe<Static<T> | null>({ ...schema, [Kind]: 'Unsafe', type: [schema.type as string, 'null'] });
+
+/** `{type: 'object'}` with no properties named: any object (the service checks what it holds). */
+export const AnyObject = (options: ObjectOptions = {}): TUnsafe<Record<string, unknown>> => Type.Unsafe<Record<string, unknown>>({ type: 'object', ...options });
+
+/** An object whose every value matches `value` (`additionalProperties: value`). */
+export const Dictionary = <T extends TSchema>(value: T, options: ObjectOptions = {}): TUnsafe<Record<string, Static<T>>> =>
+  Type.Unsafe<Record<string, Static<T>>>({ type: 'object', ...options, additionalProperties: value });
+
+/**
+ * The largest offset a list takes: 2^31 - 1, which every database binds as a plain integer
+ * (SQLite overflows past 2^63 - 1, and MariaDB reads a longer literal as a syntax error).
+ */
+export const MAX_OFFSET = 2_147_483_647;
+
+/** Paging parameters every list accepts. */
+export const PAGING = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: `Default 0; at most ${MAX_OFFSET}.` })),
+};
+
+/** The query of a list that takes nothing but paging. */
+export const PAGING_QUERY = Type.Object(PAGING, { additionalProperties: false });

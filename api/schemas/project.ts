@@ -1,0 +1,98 @@
+import { Type } from '@sinclair/typebox';
+import { AGENT_LIMITS } from '../../core/agents/agents.js';
+import { INDEX_LIMITS, INDEX_NAME } from '../../core/indexes.js';
+import { SPEC_KIND, SPEC_VERSION } from '../../core/project/spec.js';
+import { SCHEMA_LIMITS, SCHEMA_NAME } from '../../core/schemas.js';
+import { METRICS } from '../../contracts/vector-store.js';
+import { CREATE_AGENT, NEW_RULE, NEW_TOOL } from './agents.js';
+import { Const, StringEnum } from './common.js';
+import { PROTECTION, TAGS } from './indexes.js';
+import { CREATE_KNOWLEDGE } from './knowledge.js';
+import { PUBLISH_SCHEMA } from './record-schemas.js';
+
+/** Most agents, knowledge bases and indexes one spec may name; most versions of one schema. */
+const SPEC_LIMITS = { items: 500, versions: 500 } as const;
+
+const AGENT = Type.Object(
+  {
+    ...CREATE_AGENT.properties,
+    tools: Type.Optional(
+      Type.Array(NEW_TOOL, { maxItems: AGENT_LIMITS.tools, description: 'Every tool of the agent; apply deletes the agent’s others.' }),
+    ),
+    rules: Type.Optional(
+      Type.Array(NEW_RULE, { maxItems: AGENT_LIMITS.rules, description: 'Every rule of the agent; apply deletes the agent’s others.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const RECORD_SCHEMA = Type.Object(
+  {
+    name: Type.String({ pattern: SCHEMA_NAME }),
+    versions: Type.Array(PUBLISH_SCHEMA, {
+      minItems: 1,
+      maxItems: SPEC_LIMITS.versions,
+      description: 'Every version, oldest first; embed_template null is the default template.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const INDEX = Type.Object(
+  {
+    name: Type.String({ pattern: INDEX_NAME }),
+    dimension: Type.Optional(Type.Integer({ minimum: 1, maximum: INDEX_LIMITS.maxDimension, description: 'Raw indexes.' })),
+    metric: Type.Optional(StringEnum(METRICS, { description: 'Default cosine.' })),
+    embed: Type.Optional(
+      Type.Object(
+        {
+          model: Type.String({ minLength: 1, maxLength: 128 }),
+          field_map: Type.Optional(Type.Object({ text: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })),
+        },
+        { additionalProperties: false, description: 'Managed indexes (text embedded server-side).' },
+      ),
+    ),
+    deletion_protection: Type.Optional(PROTECTION),
+    tags: Type.Optional(TAGS),
+  },
+  { additionalProperties: false },
+);
+
+/** A project spec: what export writes and apply takes. Unknown fields anywhere are rejected. */
+export const PROJECT_SPEC = Type.Object(
+  {
+    kind: Const(SPEC_KIND),
+    version: Const(SPEC_VERSION, { description: 'The spec format version.' }),
+    agents: Type.Optional(Type.Array(AGENT, { maxItems: SPEC_LIMITS.items })),
+    knowledge: Type.Optional(
+      Type.Array(CREATE_KNOWLEDGE, { maxItems: SPEC_LIMITS.items, description: 'Knowledge base definitions (not their documents).' }),
+    ),
+    schemas: Type.Optional(Type.Array(RECORD_SCHEMA, { maxItems: SCHEMA_LIMITS.schemasPerProject })),
+    indexes: Type.Optional(Type.Array(INDEX, { maxItems: SPEC_LIMITS.items, description: 'Index definitions (not their vectors).' })),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /v1/project/apply`. */
+export const APPLY_PROJECT = Type.Object(
+  { spec: PROJECT_SPEC, dry_run: Type.Optional(Type.Boolean({ description: 'Report the changes without making them. Default false.' })) },
+  { additionalProperties: false },
+);
+
+// Responses
+
+const CHANGE = {
+  type: 'object',
+  properties: {
+    kind: { type: 'string', enum: ['agent', 'tool', 'rule', 'knowledge', 'schema', 'index'] },
+    name: { type: 'string', description: 'Tools are agent/tool, rules agent/condition.' },
+    action: { type: 'string', enum: ['create', 'update', 'delete', 'unchanged', 'conflict'] },
+    detail: { type: 'string' },
+  },
+} as const;
+
+/** What apply did (or would do). */
+export const APPLY_RESULT = {
+  type: 'object',
+  properties: { dry_run: { type: 'boolean' }, changes: { type: 'array', items: CHANGE } },
+} as const;
