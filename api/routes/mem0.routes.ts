@@ -1,8 +1,8 @@
-import { ENTITY_IDS, type AddMemoriesInput, type EntityIds, type HistoryView, type MemoryView } from '../../core/memories.js';
+import type { HistoryView, MemoryView } from '../../core/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
-import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
-import { ENTITY_PROPS, MESSAGES } from './records.routes.js';
+import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
+import { ADD_MEMORIES, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
 import type { RouteDeps } from './deps.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
@@ -10,33 +10,16 @@ import type { RouteDeps } from './deps.js';
 
 const TAG = 'Memories (mem0 compatible)';
 
-const MEMORY_VIEW = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    memory: { type: 'string' },
-    ...Object.fromEntries(ENTITY_IDS.map((k) => [k, { type: ['string', 'null'] }])),
-    metadata: { type: 'object' },
-    categories: { type: 'array', items: { type: 'string' } },
-    embedding_status: { type: 'string', enum: ['pending', 'indexed', 'failed'], description: 'pending until searchable; failed only for input that can never be indexed' },
-    embedding_error: { type: ['string', 'null'], description: 'Why the memory is failed, or still pending after an error (retried until it passes)' },
-    created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
-  },
-} as const;
-
 const show = (m: MemoryView) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) });
 const showHistory = (h: HistoryView) => ({ ...h, created_at: iso(h.created_at), updated_at: iso(h.updated_at) });
 const notFound = { 404: { description: 'No such memory in this project', schema: ERROR_SCHEMA } };
-/** The last page a list reaches: its offset stays well within what every database binds. */
-const MAX_PAGE = 1_000_000;
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
 export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
   const memories = runtime.memories;
 
-  const add: RouteSpec<AddMemoriesInput, Record<string, never>> = {
+  const add = route({
     method: 'post',
     path: '/v3/memories/add',
     operationId: 'addMemories',
@@ -44,23 +27,7 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
       "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
     tag: TAG,
     auth: 'token',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['messages'],
-      properties: {
-        messages: MESSAGES,
-        ...ENTITY_PROPS,
-        metadata: { type: 'object' },
-        infer: { type: 'boolean', default: true },
-        timestamp: {
-          type: 'number',
-          minimum: 0,
-          maximum: 253_402_300_799,
-          description: "When what the messages say happened, in unix seconds (mem0's field): the memories' created_at, which search filters and time signals use. Default now.",
-        },
-      },
-    },
+    body: ADD_MEMORIES,
     responses: {
       200: {
         description: 'The memories the add touched, in the order of the facts; a DELETE shows the memory as it was',
@@ -87,21 +54,17 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
       const added = await runtime.extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, runtime.config.memoryModel);
       ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
     },
-  };
+  });
 
-  const list: RouteSpec<{ filters: unknown }, { page?: number; page_size?: number }> = {
+  const list = route({
     method: 'post',
     path: '/v3/memories',
     operationId: 'listMemories',
     summary: 'List memories matching filters (which must name an entity id), newest first, paged.',
     tag: TAG,
     auth: 'token',
-    body: { type: 'object', additionalProperties: false, required: ['filters'], properties: { filters: { type: 'object' } } },
-    query: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-    },
+    body: LIST_MEMORIES,
+    query: MEMORY_PAGE,
     responses: {
       200: {
         description: 'A page of memories',
@@ -125,9 +88,9 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
         results: results.map(show),
       };
     },
-  };
+  });
 
-  const get: RouteSpec<undefined, Record<string, never>> = {
+  const get = route({
     method: 'get',
     path: '/v1/memories/:id',
     operationId: 'getMemory',
@@ -138,28 +101,23 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     async handler(ctx) {
       ctx.body = show(await memories.get(ctx.state.principal.projectId, String(ctx.params.id)));
     },
-  };
+  });
 
-  const update: RouteSpec<{ text?: string; metadata?: Record<string, unknown> }, Record<string, never>> = {
+  const update = route({
     method: 'put',
     path: '/v1/memories/:id',
     operationId: 'updateMemory',
     summary: "Change a memory's text and/or metadata (a typed record's values change through PATCH /v1/records).",
     tag: TAG,
     auth: 'token',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      minProperties: 1,
-      properties: { text: { type: 'string', minLength: 1, maxLength: 32_768 }, metadata: { type: 'object' } },
-    },
+    body: UPDATE_MEMORY,
     responses: { 200: { description: 'The updated memory', schema: MEMORY_VIEW }, ...invalid, ...notFound },
     async handler(ctx) {
       ctx.body = show(await memories.update(ctx.state.principal.projectId, String(ctx.params.id), ctx.state.body));
     },
-  };
+  });
 
-  const history: RouteSpec<undefined, Record<string, never>> = {
+  const history = route({
     method: 'get',
     path: '/v1/memories/:id/history',
     operationId: 'memoryHistory',
@@ -169,29 +127,16 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
     responses: {
       200: {
         description: 'History',
-        schema: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              id: { type: 'string' },
-              memory_id: { type: 'string' },
-              old_memory: { type: ['string', 'null'] },
-              new_memory: { type: ['string', 'null'] },
-              event: { type: 'string' },
-              created_at: { type: 'string', format: 'date-time' },
-            },
-          },
-        },
+        schema: { type: 'array', items: HISTORY_ENTRY },
       },
       ...notFound,
     },
     async handler(ctx) {
       ctx.body = (await memories.history(ctx.state.principal.projectId, String(ctx.params.id))).map(showHistory);
     },
-  };
+  });
 
-  const remove: RouteSpec<undefined, Record<string, never>> = {
+  const remove = route({
     method: 'delete',
     path: '/v1/memories/:id',
     operationId: 'deleteMemory',
@@ -203,22 +148,22 @@ export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never
       await memories.delete(ctx.state.principal.projectId, String(ctx.params.id));
       ctx.body = { message: 'Memory deleted successfully!' };
     },
-  };
+  });
 
-  const removeAll: RouteSpec<undefined, EntityIds> = {
+  const removeAll = route({
     method: 'delete',
     path: '/v1/memories',
     operationId: 'deleteMemories',
     summary: 'Delete every memory of one user, agent, run or app (at least one must be given).',
     tag: TAG,
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: ENTITY_PROPS },
+    query: DELETE_MEMORIES,
     responses: { 200: { description: 'Deleted', schema: { type: 'object', properties: { message: { type: 'string' } } } }, ...invalid },
     async handler(ctx) {
       const deleted = await memories.deleteAll(ctx.state.principal.projectId, ctx.state.query ?? {});
       ctx.body = { message: `${deleted} memories deleted successfully!` };
     },
-  };
+  });
 
-  return [add, list, get, update, history, remove, removeAll] as Array<RouteSpec<never, never>>;
+  return [add, list, get, update, history, remove, removeAll];
 }

@@ -1,0 +1,78 @@
+import { Type } from '@sinclair/typebox';
+import { ENTITY_IDS } from '../../core/memories.js';
+import { AnyObject } from './common.js';
+import { ENTITY_PROPS, MESSAGES } from './records.js';
+
+/** The last page a list reaches: its offset stays well within what every database binds. */
+const MAX_PAGE = 1_000_000;
+
+/** `POST /v3/memories/add`. */
+export const ADD_MEMORIES = Type.Object(
+  {
+    messages: MESSAGES,
+    ...ENTITY_PROPS,
+    metadata: Type.Optional(AnyObject()),
+    infer: Type.Optional(Type.Boolean({ default: true })),
+    timestamp: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 253_402_300_799,
+        description:
+          "When what the messages say happened, in unix seconds (mem0's field): the memories' created_at, which search filters and time signals use. Default now.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /v3/memories`: the filters of a list. */
+export const LIST_MEMORIES = Type.Object({ filters: AnyObject() }, { additionalProperties: false });
+
+/** `POST /v3/memories`: its page. */
+export const MEMORY_PAGE = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+    page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+/** `PUT /v1/memories/{id}`. */
+export const UPDATE_MEMORY = Type.Object(
+  { text: Type.Optional(Type.String({ minLength: 1, maxLength: 32_768 })), metadata: Type.Optional(AnyObject()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** `DELETE /v1/memories`: whose memories. */
+export const DELETE_MEMORIES = Type.Object(ENTITY_PROPS, { additionalProperties: false });
+
+// Responses
+
+/** A memory as mem0's endpoints show it. */
+export const MEMORY_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    memory: { type: 'string' },
+    ...Object.fromEntries(ENTITY_IDS.map((k) => [k, { type: ['string', 'null'] }])),
+    metadata: { type: 'object' },
+    categories: { type: 'array', items: { type: 'string' } },
+    embedding_status: { type: 'string', enum: ['pending', 'indexed', 'failed'], description: 'pending until searchable; failed only for input that can never be indexed' },
+    embedding_error: { type: ['string', 'null'], description: 'Why the memory is failed, or still pending after an error (retried until it passes)' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+/** One change in a memory's history. */
+export const HISTORY_ENTRY = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    memory_id: { type: 'string' },
+    old_memory: { type: ['string', 'null'] },
+    new_memory: { type: ['string', 'null'] },
+    event: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;

@@ -1,0 +1,98 @@
+import { Type, type TOptional, type TString } from '@sinclair/typebox';
+import { ENTITY_IDS } from '../../core/memories.js';
+import { AnyObject, PAGING, StringEnum } from './common.js';
+
+/** Entity ids as request fields (records, extraction, mem0 add and delete). */
+export const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, Type.Optional(Type.String({ minLength: 1, maxLength: 255 }))])) as Record<
+  (typeof ENTITY_IDS)[number],
+  TOptional<TString>
+>;
+
+/** A conversation as request input (extraction, mem0 add). */
+export const MESSAGES = Type.Array(
+  Type.Object({ role: StringEnum(['user', 'assistant', 'system']), content: Type.String({ maxLength: 32_768 }) }, { additionalProperties: false }),
+  { minItems: 1, maxItems: 100 },
+);
+
+/** `POST /v1/records/{schema}`. */
+export const STORE_RECORD = Type.Object(
+  { record: AnyObject(), ...ENTITY_PROPS, metadata: Type.Optional(AnyObject()) },
+  { additionalProperties: false },
+);
+
+/** `GET /v1/records/{schema}`. */
+export const LIST_RECORDS = Type.Object({ ...ENTITY_PROPS, ...PAGING }, { additionalProperties: false });
+
+/** `PATCH /v1/records/{schema}/{id}`: a merge patch, checked against the record's schema after merging. */
+export const PATCH_RECORD = AnyObject({ description: "A merge patch of the record's values (application/json or application/merge-patch+json)." });
+
+/** `POST /v1/records/{schema}/extract`. */
+export const EXTRACT_RECORD = Type.Object(
+  {
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536 })),
+    messages: Type.Optional(MESSAGES),
+    ...ENTITY_PROPS,
+    metadata: Type.Optional(AnyObject()),
+    model: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'provider/model: local (default), cohere/<model>, openai/<model>.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /v3/memories/search`. */
+export const SEARCH_MEMORIES = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 8192 }),
+    filters: AnyObject({ description: 'e.g. {"AND": [{"user_id": "alice"}, {"schema": "lead-profile"}]}' }),
+    top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    threshold: Type.Optional(
+      Type.Number({
+        minimum: -1,
+        maximum: 1,
+        description:
+          'Leave out results whose cosine similarity to the query is below this, in every mode (score is the ranking score, which in hybrid mode is the fused one).',
+      }),
+    ),
+    mode: Type.Optional(
+      StringEnum(['hybrid', 'dense', 'keyword'], {
+        default: 'hybrid',
+        description: 'hybrid: dense + BM25 keyword (+ named time), fused by reciprocal rank; dense: embedding similarity alone; keyword: BM25 alone.',
+      }),
+    ),
+    output_format: Type.Optional(StringEnum(['v1.0', 'v1.1'], { description: "Accepted for mem0's clients; the answer is always {results: [...]}." })),
+  },
+  { additionalProperties: false },
+);
+
+// Responses
+
+/** A typed record as the API shows it. */
+export const RECORD_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    schema: { type: 'string' },
+    schema_version: { type: 'integer', description: 'The schema version the record is pinned to.' },
+    ...Object.fromEntries(ENTITY_IDS.map((k) => [k, { type: ['string', 'null'] }])),
+    record: { type: 'object', description: 'The typed values.' },
+    metadata: { type: 'object' },
+    embedding_status: { type: 'string', enum: ['pending', 'indexed', 'failed'] },
+    embedding_error: { type: ['string', 'null'] },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+/** One memory-search hit. */
+export const SEARCH_RESULT = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    memory: { type: 'string' },
+    user_id: { type: ['string', 'null'] },
+    metadata: { type: 'object', description: 'Your metadata, plus schema, schema_version, record_id and record for typed records.' },
+    created_at: { type: 'string', format: 'date-time' },
+    score: { type: 'number' },
+  },
+} as const;
