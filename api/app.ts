@@ -25,8 +25,8 @@ import { registryRoutes } from './routes/registry.routes.js';
 const ROUTES = Symbol('cairn.routes');
 
 /** The routes mounted on an app built by `createApp` (what `/openapi.json` documents). */
-export function routesOf(app: Koa): ReadonlyArray<RouteSpec<unknown, unknown>> {
-  return (app as Koa & { [ROUTES]: Array<RouteSpec<unknown, unknown>> })[ROUTES];
+export function routesOf(app: Koa): readonly RouteSpec[] {
+  return (app as Koa & { [ROUTES]: RouteSpec[] })[ROUTES];
 }
 
 /** Builds the Koa application on a runtime. Tests drive it with supertest; start-api serves it. */

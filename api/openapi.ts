@@ -91,7 +91,7 @@ const SSE_EVENT: JsonSchema = {
  * itself: 400 (every operation validates its query string, and its body when it takes one), 401
  * (authenticated operations), 413 and 415 (operations that read a body).
  */
-function withCommonErrors(route: RouteSpec<unknown, unknown>): Record<number, ResponseSpec> {
+function withCommonErrors(route: RouteSpec): Record<number, ResponseSpec> {
   const responses: Record<number, ResponseSpec> = { ...route.responses };
   const schema = isRegistryPath(route.path) ? REGISTRY_ERROR : ERROR_SCHEMA;
   const add = (status: number, description: string) => {

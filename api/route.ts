@@ -17,8 +17,18 @@ export interface ResponseSpec {
   eventStream?: true;
 }
 
-/** One operation: the single place its validation and its OpenAPI entry come from. */
-export interface RouteSpec<Body, Query> {
+/** The query of a route that declares none: nothing is accepted. */
+type NoQuery = Record<string, never>;
+
+/** What a handler reads for a schema: its static type, or `Absent` when the route declares none. */
+type Input<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S> : Absent;
+
+/**
+ * One operation: the single place its validation, its OpenAPI entry and the types its handler
+ * reads come from (`B`, `Q`, `F`: the schemas of its body, query and upload fields; `never`
+ * for a route without an upload).
+ */
+export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Koa-router path, e.g. `/v1/api-keys/:id`. */
   path: string;
@@ -26,7 +36,7 @@ export interface RouteSpec<Body, Query> {
   summary: string;
   tag: string;
   auth: RouteAuth;
-  body?: JsonSchema;
+  body?: B;
   /**
    * The body is an RFC 7396 merge patch of a user-defined shape (a record's values): its schema
    * cannot list the fields, which are checked after merging instead.
@@ -37,71 +47,48 @@ export interface RouteSpec<Body, Query> {
    * `maxBytes`), its other fields validated against `fields` (those named in `jsonFields` hold
    * JSON). The handler finds the file in `ctx.state.upload`, the fields in `ctx.state.body`.
    */
-  upload?: { fields: JsonSchema; jsonFields: readonly string[]; maxBytes: number };
-  query?: JsonSchema;
+  upload?: { fields: F; jsonFields: readonly string[]; maxBytes: number };
+  query?: Q;
   responses: Record<number, ResponseSpec>;
-  handler: (ctx: RouteContext<Body, Query>) => Promise<void> | void;
+  handler(ctx: RouteContext<B, Q, F>): Promise<void> | void;
 }
-
-/** The Koa context a handler sees, with its validated input and caller. */
-export type RouteContext<Body, Query> = Context & {
-  state: { principal: KeyPrincipal; body: Body; query: Query; upload?: UploadedFile };
-};
-
-/** The query of a route that declares none: nothing is accepted. */
-type NoQuery = Record<string, never>;
-
-/** What a handler reads for a schema: its static type, or `Absent` when the route declares none. */
-type Input<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S> : Absent;
 
 /**
- * A route whose handler's input is typed by its schemas (`B`, `Q`, `F`: the schemas of its body,
- * query and upload fields; `never` for a route without an upload). With an upload, the handler
- * finds either the JSON body (no `upload`) or the upload's fields and file.
+ * The Koa context a handler sees, with its validated input and caller. With an upload, the
+ * handler finds either the JSON body (no `upload`) or the upload's fields and file.
  */
-export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema>
-  extends Omit<RouteSpec<unknown, unknown>, 'body' | 'query' | 'upload' | 'handler'> {
-  body?: B;
-  query?: Q;
-  upload?: { fields: F; jsonFields: readonly string[]; maxBytes: number };
-  handler(
-    ctx: Context & {
-      state: { principal: KeyPrincipal; query: Input<Q, NoQuery> } & (
-        | { body: Input<B, undefined>; upload?: undefined }
-        | { body: Static<F>; upload: UploadedFile }
-      );
-    },
-  ): Promise<void> | void;
-}
+export type RouteContext<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema> = Context & {
+  state: { principal: KeyPrincipal; query: Input<Q, NoQuery> } & (
+    | { body: Input<B, undefined>; upload?: undefined }
+    | { body: Static<F>; upload: UploadedFile }
+  );
+};
+
+/** A route as `mount` and `/openapi.json` take it, whatever its schemas. */
+export type RouteSpec = RouteDefinition<TSchema | undefined, TSchema | undefined, TSchema>;
 
 /** Declares a route: its handler's input is typed by its schemas. */
 export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, F extends TSchema = never>(
   definition: RouteDefinition<B, Q, F>,
-): RouteSpec<never, never> {
-  return definition as unknown as RouteSpec<never, never>;
+): RouteSpec {
+  return definition;
 }
 
 /** Collects route specs as they are mounted, for `/openapi.json`. */
 export class RouteCatalog {
-  readonly routes: Array<RouteSpec<unknown, unknown>> = [];
+  readonly routes: RouteSpec[] = [];
 }
 
 /**
  * Mounts a route: authentication, body parsing, validation of body and query against the same
  * schemas that go into the OpenAPI document, then the handler.
  */
-export function mount<Body = undefined, Query = Record<string, never>>(
-  router: Router,
-  catalog: RouteCatalog,
-  guards: Record<RouteAuth, Middleware>,
-  spec: RouteSpec<Body, Query>,
-  options: { bodyLimitBytes: number },
-): void {
-  catalog.routes.push(spec as RouteSpec<unknown, unknown>);
+export function mount(router: Router, catalog: RouteCatalog, guards: Record<RouteAuth, Middleware>, spec: RouteSpec, options: { bodyLimitBytes: number }): void {
+  catalog.routes.push(spec);
   const chain: Middleware[] = [guards[spec.auth]];
   if (spec.upload) {
     const upload = spec.upload;
-    const validateFields = ajv.compile(upload.fields) as ValidateFunction<Body>;
+    const validateFields = ajv.compile(upload.fields);
     const parseUpload = multipartBody(upload.maxBytes, upload.jsonFields);
     chain.push(async (ctx, next) => {
       if (!ctx.is('multipart/form-data')) return next();
@@ -112,7 +99,7 @@ export function mount<Body = undefined, Query = Record<string, never>>(
     });
   }
   if (spec.body) {
-    const validateBody = ajv.compile(spec.body) as ValidateFunction<Body>;
+    const validateBody = ajv.compile(spec.body);
     const parseJson = jsonBody(options.bodyLimitBytes);
     chain.push(async (ctx, next) => {
       // an upload was parsed above
@@ -124,14 +111,14 @@ export function mount<Body = undefined, Query = Record<string, never>>(
     });
   }
   const querySchema = spec.query;
-  const validateQuery = querySchema ? (ajv.compile(querySchema) as ValidateFunction<Query>) : null;
+  const validateQuery = querySchema ? ajv.compile(querySchema) : null;
   chain.push(async (ctx) => {
     if (validateQuery && querySchema) {
       ctx.state.query = assertValid(validateQuery, coerceQuery(querySchema, ctx.query), '', 'query string');
     } else if (ctx.querystring !== '') {
       ctx.state.query = assertValid(NO_QUERY, ctx.query, '', 'query string');
     }
-    await spec.handler(ctx as RouteContext<Body, Query>);
+    await spec.handler(ctx as RouteContext<TSchema | undefined, TSchema | undefined, TSchema>);
   });
   router[spec.method](spec.operationId, spec.path, ...chain);
 }

@@ -4,7 +4,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import type { Runtime } from '../../runtime/runtime.js';
-import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
+import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -26,8 +26,8 @@ export function bullBoard(runtime: Runtime, guard: Middleware): Middleware | nul
 }
 
 /** The embedded profile's answer at /admin/queues. */
-export function queueDepthRoute(runtime: Runtime): RouteSpec<undefined, Record<string, never>> {
-  return {
+export function queueDepthRoute(runtime: Runtime): RouteSpec {
+  return route({
     method: 'get',
     path: BULL_BOARD_PATH,
     operationId: 'adminQueues',
@@ -42,5 +42,5 @@ export function queueDepthRoute(runtime: Runtime): RouteSpec<undefined, Record<s
     async handler(ctx) {
       ctx.body = { driver: runtime.queue.kind, queues: await runtime.queue.depths() };
     },
-  };
+  });
 }

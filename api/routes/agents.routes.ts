@@ -35,7 +35,7 @@ const showRun = <T extends RunSummary>(r: T) => ({ ...r, created_at: iso(r.creat
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such agent (or tool, rule, run, knowledge base) in this project', extra);
 
 /** Agents, their tools, rules and knowledge, chat and runs. */
-export function agentRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function agentRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const agents = runtime.agents;
   const chat = runtime.chat;
   const project = projectOf;

@@ -1,35 +1,22 @@
 import type { ApiKeyView, CreatedApiKey } from '../../core/api-keys.js';
 import { iso } from '../../lib/time.js';
-import { ERROR_SCHEMA, type RouteSpec } from '../route.js';
-import { PAGING } from '../schemas/common.js';
+import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
+import { CREATE_API_KEY, KEY_VIEW } from '../schemas/api-keys.js';
+import { PAGING_QUERY } from '../schemas/common.js';
 import type { RouteDeps } from './deps.js';
-
-const KEY_VIEW = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
-    created_at: { type: 'string', format: 'date-time' },
-  },
-} as const;
 
 const show = (k: ApiKeyView) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: iso(k.created_at) });
 
 /** `/v1/api-keys`: the calling project's keys. */
-export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
-  const create: RouteSpec<{ name?: string }, Record<string, never>> = {
+export function apiKeyRoutes({ runtime }: RouteDeps): RouteSpec[] {
+  const create = route({
     method: 'post',
     path: '/v1/api-keys',
     operationId: 'createApiKey',
     summary: 'Create an API key for the calling project. The key is shown once.',
     tag: 'API keys',
     auth: 'token',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: 'A label for the key.' } },
-    },
+    body: CREATE_API_KEY,
     responses: {
       201: {
         description: 'The new key',
@@ -43,16 +30,16 @@ export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       ctx.status = 201;
       ctx.body = { ...show(created), key: created.key, project: created.project };
     },
-  };
+  });
 
-  const list: RouteSpec<undefined, { limit?: number; offset?: number }> = {
+  const list = route({
     method: 'get',
     path: '/v1/api-keys',
     operationId: 'listApiKeys',
     summary: "List the calling project's API keys, newest first (never the keys themselves).",
     tag: 'API keys',
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: PAGING },
+    query: PAGING_QUERY,
     responses: {
       200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: KEY_VIEW } } } },
     },
@@ -61,9 +48,9 @@ export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       const keys = await runtime.apiKeys.list(ctx.state.principal.projectId, limit, offset);
       ctx.body = { api_keys: keys.map(show) };
     },
-  };
+  });
 
-  const revoke: RouteSpec<undefined, Record<string, never>> = {
+  const revoke = route({
     method: 'delete',
     path: '/v1/api-keys/:id',
     operationId: 'revokeApiKey',
@@ -79,7 +66,7 @@ export function apiKeyRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       await runtime.apiKeys.revoke(ctx.state.principal.projectId, String(ctx.params.id));
       ctx.status = 204;
     },
-  };
+  });
 
-  return [create, list, revoke] as Array<RouteSpec<never, never>>;
+  return [create, list, revoke];
 }

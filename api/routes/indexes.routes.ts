@@ -22,7 +22,7 @@ const NAME_PARAM = ':name';
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such index in this project', extra);
 
 /** `/v1/indexes`: named vector indexes of the calling project, and their data plane. */
-export function indexRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function indexRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const indexes = runtime.indexes;
   const project = projectOf;
 

@@ -24,7 +24,7 @@ const showDocument = (v: DocumentView) => ({ ...v, created_at: iso(v.created_at)
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such knowledge base or document in this project', extra);
 
 /** Knowledge bases, their documents, and retrieval. */
-export function knowledgeRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function knowledgeRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const knowledge = runtime.knowledge;
   const project = projectOf;
 

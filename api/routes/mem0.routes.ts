@@ -16,7 +16,7 @@ const notFound = { 404: { description: 'No such memory in this project', schema:
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
-export function mem0Routes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function mem0Routes({ runtime }: RouteDeps): RouteSpec[] {
   const memories = runtime.memories;
 
   const add = route({

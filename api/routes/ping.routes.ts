@@ -1,11 +1,11 @@
-import type { RouteSpec } from '../route.js';
+import { route, type RouteSpec } from '../route.js';
 
 /**
  * `GET /v1/ping`: checks a key and says which project it acts for. Answered from the key cache,
  * without touching the database; mem0's clients call it to validate their key.
  */
-export function pingRoutes(): Array<RouteSpec<never, never>> {
-  const ping: RouteSpec<undefined, Record<string, never>> = {
+export function pingRoutes(): RouteSpec[] {
+  const ping = route({
     method: 'get',
     path: '/v1/ping',
     operationId: 'ping',
@@ -31,6 +31,6 @@ export function pingRoutes(): Array<RouteSpec<never, never>> {
       const { projectId, projectName } = ctx.state.principal;
       ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: null };
     },
-  };
-  return [ping] as Array<RouteSpec<never, never>>;
+  });
+  return [ping];
 }

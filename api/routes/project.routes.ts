@@ -6,7 +6,7 @@ import type { RouteDeps } from './deps.js';
 const TAG = 'Project';
 
 /** `/v1/project/export` and `/v1/project/apply`: a project's whole configuration as one document. */
-export function projectRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function projectRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const specs = runtime.projectSpecs;
 
   const exportSpec = route({

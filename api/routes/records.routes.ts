@@ -16,7 +16,7 @@ const errors = {
 };
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
-export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function recordRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const memories = runtime.memories;
 
   const store = route({

@@ -1,46 +1,15 @@
 import type { Context } from 'koa';
 import type { RegistryCaller } from '../../core/registry/identity.js';
-import { MAX_VERSION_LENGTH, type PublishInput, type RegistryMemberView, type RegistryVersionView } from '../../core/registry/registry.js';
+import type { RegistryMemberView, RegistryVersionView } from '../../core/registry/registry.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { REGISTRY_ERROR, type ResponseSpec, type RouteSpec } from '../route.js';
-import { PAGING } from '../schemas/common.js';
+import { REGISTRY_ERROR, route, type ResponseSpec, type RouteSpec } from '../route.js';
+import { PAGING_QUERY } from '../schemas/common.js';
+import { DEPRECATE_VERSION, MEMBER_VIEW, PUBLISH_VERSION, PUT_MEMBER, VERSION_VIEW } from '../schemas/registry.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Registry';
 const BASE = '/projects/:owner/:project';
-const MAX_TEXT = 10_000;
-
-
-const VERSION_VIEW = {
-  type: 'object',
-  description: 'A published version (its spec is returned by the pull operation).',
-  properties: {
-    id: { type: 'string' },
-    project_id: { type: 'string' },
-    owner: { type: 'string' },
-    project: { type: 'string' },
-    version: { type: 'string', description: 'Semantic version, normalised (v1.2.3 → 1.2.3; build metadata dropped).' },
-    spec_digest: { type: 'string', description: 'sha256: and the hex SHA-256 of the canonical JSON of the spec (keys sorted, no whitespace).' },
-    status: { type: 'string', enum: ['published'], description: 'Deprecation leaves a version published.' },
-    release_notes: { type: 'string' },
-    published_by: { type: 'string' },
-    published_at: { type: 'string', format: 'date-time' },
-    deprecated: { type: 'boolean' },
-    deprecated_at: { type: ['string', 'null'], format: 'date-time' },
-    deprecation_reason: { type: ['string', 'null'] },
-  },
-} as const;
-
-const MEMBER_VIEW = {
-  type: 'object',
-  properties: {
-    name: { type: 'string' },
-    access: { type: 'string', enum: ['write'] },
-    added_by: { type: 'string' },
-    added_at: { type: 'string', format: 'date-time' },
-  },
-} as const;
 
 const showVersion = (v: RegistryVersionView) => ({
   ...v,
@@ -67,36 +36,21 @@ const param = (ctx: Context, name: string): string => String((ctx.params as Reco
 
 const AUTH_NOTE = 'Authorization: Bearer <ID_TOKEN> (an OIDC ID token).';
 
-interface DeprecateBody {
-  reason?: string;
-  deprecation_reason?: string;
-  message?: string;
-}
-
 /**
  * The registry of published project versions (`/projects/{owner}/{project}/…`): OIDC ID tokens,
  * and errors as `{error: {code, message}}`.
  */
-export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function registryRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const registry = runtime.registry;
 
-  const publish: RouteSpec<PublishInput, Record<string, never>> = {
+  const publish = route({
     method: 'post',
     path: `${BASE}/versions`,
     operationId: 'publishVersion',
     summary: `Publish a version: {version (semver), spec (object), release_notes?}. The first publish of a project must come from {owner}, who then owns it; later ones need write access (the owner or a member). Versions are immutable: the same version again → 409. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['version', 'spec'],
-      properties: {
-        version: { type: 'string', minLength: 1, maxLength: MAX_VERSION_LENGTH, description: 'A semantic version, e.g. 1.2.0 or 2.0.0-beta.1.' },
-        spec: { type: 'object', description: 'The project spec; returned as given (keys in canonical order) by the pull operation.' },
-        release_notes: { type: 'string', maxLength: MAX_TEXT },
-      },
-    },
+    body: PUBLISH_VERSION,
     responses: { 201: { description: 'Published', schema: VERSION_VIEW }, ...errors(null, { 403: 'Not the owner (first publish) or no write access', 409: 'That version is published already' }) },
     async handler(ctx) {
       const view = await registry.publish(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), ctx.state.body);
@@ -104,16 +58,16 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       ctx.set('Location', `/projects/${encodeURIComponent(view.owner)}/${encodeURIComponent(view.project)}/versions/${encodeURIComponent(view.version)}`);
       ctx.body = showVersion(view);
     },
-  };
+  });
 
-  const list: RouteSpec<undefined, { limit: number; offset: number }> = {
+  const list = route({
     method: 'get',
     path: `${BASE}/versions`,
     operationId: 'listVersions',
     summary: `List a project's versions in semantic-version order, newest first (deprecated ones included). Any signed-in user. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    query: { type: 'object', additionalProperties: false, properties: PAGING },
+    query: PAGING_QUERY,
     responses: {
       200: { description: 'Versions', schema: { type: 'object', properties: { versions: { type: 'array', items: VERSION_VIEW } } } },
       ...errors('No such registry project'),
@@ -122,9 +76,9 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       const { limit = 50, offset = 0 } = ctx.state.query ?? {};
       ctx.body = { versions: (await registry.list(param(ctx, 'owner'), param(ctx, 'project'), limit, offset)).map(showVersion) };
     },
-  };
+  });
 
-  const get: RouteSpec<undefined, Record<string, never>> = {
+  const get = route({
     method: 'get',
     path: `${BASE}/versions/:version`,
     operationId: 'getVersion',
@@ -135,9 +89,9 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
     async handler(ctx) {
       ctx.body = showVersion(await registry.get(param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'version')));
     },
-  };
+  });
 
-  const pull: RouteSpec<undefined, Record<string, never>> = {
+  const pull = route({
     method: 'get',
     path: `${BASE}/versions/:version/spec`,
     operationId: 'pullVersion',
@@ -164,24 +118,16 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       const { version, spec } = await registry.pull(param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'version'));
       ctx.body = { version: version.version, spec_digest: version.spec_digest, spec, deprecated: version.deprecated, deprecation_reason: version.deprecation_reason };
     },
-  };
+  });
 
-  const deprecate: RouteSpec<DeprecateBody, Record<string, never>> = {
+  const deprecate = route({
     method: 'post',
     path: `${BASE}/versions/:version/deprecate`,
     operationId: 'deprecateVersion',
     summary: `Deprecate a version: {reason?} (also accepted under the names deprecation_reason or message; send one). Needs write access. Idempotent: a repeat keeps the first deprecated_at; a new reason replaces the stored one. The version stays published and pullable. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        reason: { type: 'string', maxLength: MAX_TEXT, description: 'Why consumers should move off this version.' },
-        deprecation_reason: { type: 'string', maxLength: MAX_TEXT, description: 'Same as reason.' },
-        message: { type: 'string', maxLength: MAX_TEXT, description: 'Same as reason.' },
-      },
-    },
+    body: DEPRECATE_VERSION,
     responses: {
       200: { description: 'Deprecated', schema: { type: 'object', properties: { version: VERSION_VIEW } } },
       ...errors('No such project or version', { 403: 'No write access' }),
@@ -197,20 +143,16 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       const view = await registry.deprecate(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'version'), reason);
       ctx.body = { version: showVersion(view) };
     },
-  };
+  });
 
-  const putMember: RouteSpec<{ access?: 'write' }, Record<string, never>> = {
+  const putMember = route({
     method: 'put',
     path: `${BASE}/members/:name`,
     operationId: 'putRegistryMember',
     summary: `Give a user write access (publish, deprecate): 201 when added, 200 when they had it. Body optional: {access: "write"}. Only the owner manages members. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { access: { type: 'string', enum: ['write'], description: 'The only access level a member can have.' } },
-    },
+    body: PUT_MEMBER,
     responses: {
       200: { description: 'Already a member', schema: MEMBER_VIEW },
       201: { description: 'Added', schema: MEMBER_VIEW },
@@ -221,9 +163,9 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       ctx.status = created ? 201 : 200;
       ctx.body = showMember(member);
     },
-  };
+  });
 
-  const removeMember: RouteSpec<undefined, Record<string, never>> = {
+  const removeMember = route({
     method: 'delete',
     path: `${BASE}/members/:name`,
     operationId: 'deleteRegistryMember',
@@ -235,16 +177,16 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       await registry.removeMember(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'name'));
       ctx.status = 204;
     },
-  };
+  });
 
-  const listMembers: RouteSpec<undefined, { limit: number; offset: number }> = {
+  const listMembers = route({
     method: 'get',
     path: `${BASE}/members`,
     operationId: 'listRegistryMembers',
     summary: `The owner and the members with write access (newest first). Any signed-in user. ${AUTH_NOTE}`,
     tag: TAG,
     auth: 'oidc',
-    query: { type: 'object', additionalProperties: false, properties: PAGING },
+    query: PAGING_QUERY,
     responses: {
       200: { description: 'Members', schema: { type: 'object', properties: { owner: { type: 'string' }, members: { type: 'array', items: MEMBER_VIEW } } } },
       ...errors('No such registry project'),
@@ -254,7 +196,7 @@ export function registryRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, n
       const owner = param(ctx, 'owner');
       ctx.body = { owner, members: (await registry.members(owner, param(ctx, 'project'), limit, offset)).map(showMember) };
     },
-  };
+  });
 
-  return [publish, list, get, pull, deprecate, putMember, removeMember, listMembers] as Array<RouteSpec<never, never>>;
+  return [publish, list, get, pull, deprecate, putMember, removeMember, listMembers];
 }

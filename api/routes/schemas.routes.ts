@@ -16,7 +16,7 @@ const errors = (extra: Record<number, string> = {}) => ({
 });
 
 /** `/v1/schemas` and `/v1/schema-presets`: versioned record schemas of the calling project. */
-export function schemaRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function schemaRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const schemas = runtime.schemas;
   const project = (ctx: { state: { principal: { projectId: string } } }) => ctx.state.principal.projectId;
 

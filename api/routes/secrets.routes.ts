@@ -1,34 +1,29 @@
-import { MAX_SECRET_LENGTH, SECRET_NAME, type SecretView } from '../../core/secrets.js';
+import { SECRET_NAME, type SecretView } from '../../core/secrets.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, projectOf, type RouteSpec } from '../route.js';
-import { PAGING } from '../schemas/common.js';
+import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
+import { PAGING_QUERY } from '../schemas/common.js';
+import { PUT_SECRET, SECRET_VIEW } from '../schemas/secrets.js';
 import type { RouteDeps } from './deps.js';
 
 const TAG = 'Secrets';
 const SECRET_NAME_RE = new RegExp(SECRET_NAME);
 
-const SECRET_VIEW = {
-  type: 'object',
-  properties: { name: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
-  description: 'A secret’s name and dates; its value is never returned.',
-} as const;
-
 const show = (s: SecretView) => ({ name: s.name, created_at: iso(s.created_at), updated_at: iso(s.updated_at) });
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such secret in this project', extra);
 
 /** Write-only project secrets that tools send as credentials. */
-export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
+export function secretRoutes({ runtime }: RouteDeps): RouteSpec[] {
   const secrets = runtime.secrets;
 
-  const put: RouteSpec<{ value: string }, Record<string, never>> = {
+  const put = route({
     method: 'put',
     path: '/v1/secrets/:name',
     operationId: 'putSecret',
     summary: 'Store or replace a secret (encrypted at rest with SECRETS_KEY). Its value is never returned, logged or traced; tools name it in secret_ref.',
     tag: TAG,
     auth: 'token',
-    body: { type: 'object', additionalProperties: false, required: ['value'], properties: { value: { type: 'string', minLength: 1, maxLength: MAX_SECRET_LENGTH } } },
+    body: PUT_SECRET,
     responses: { 200: { description: 'Replaced', schema: SECRET_VIEW }, 201: { description: 'Created', schema: SECRET_VIEW }, ...errors() },
     async handler(ctx) {
       const name = String(ctx.params.name);
@@ -39,23 +34,25 @@ export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       ctx.status = created ? 201 : 200;
       ctx.body = show(secret);
     },
-  };
+  });
 
-  const list: RouteSpec<undefined, { limit: number; offset: number }> = {
+  const list = route({
     method: 'get',
     path: '/v1/secrets',
     operationId: 'listSecrets',
     summary: 'List secret names, newest first.',
     tag: TAG,
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: PAGING },
+    query: PAGING_QUERY,
     responses: { 200: { description: 'Secrets', schema: { type: 'object', properties: { secrets: { type: 'array', items: SECRET_VIEW } } } } },
     async handler(ctx) {
-      ctx.body = { secrets: (await secrets.list(projectOf(ctx), ctx.state.query.limit, ctx.state.query.offset)).map(show) };
+      // an absent limit or offset is passed on as absent (the database then applies none)
+      const { limit, offset } = ctx.state.query;
+      ctx.body = { secrets: (await secrets.list(projectOf(ctx), limit as number, offset as number)).map(show) };
     },
-  };
+  });
 
-  const get: RouteSpec<undefined, Record<string, never>> = {
+  const get = route({
     method: 'get',
     path: '/v1/secrets/:name',
     operationId: 'getSecret',
@@ -66,9 +63,9 @@ export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     async handler(ctx) {
       ctx.body = show(await secrets.get(projectOf(ctx), String(ctx.params.name)));
     },
-  };
+  });
 
-  const remove: RouteSpec<undefined, Record<string, never>> = {
+  const remove = route({
     method: 'delete',
     path: '/v1/secrets/:name',
     operationId: 'deleteSecret',
@@ -80,7 +77,7 @@ export function secretRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       await secrets.delete(projectOf(ctx), String(ctx.params.name));
       ctx.status = 204;
     },
-  };
+  });
 
-  return [put, list, get, remove] as Array<RouteSpec<never, never>>;
+  return [put, list, get, remove];
 }

@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 import { buildOpenApi } from '../openapi.js';
-import type { RouteCatalog, RouteSpec } from '../route.js';
+import { route, type RouteCatalog, type RouteSpec } from '../route.js';
 import type { RouteDeps } from './deps.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /** Health, readiness, metrics and the OpenAPI document: unauthenticated, for operators and tools. */
-export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Array<RouteSpec<never, never>> {
-  const healthz: RouteSpec<undefined, Record<string, never>> = {
+export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): RouteSpec[] {
+  const healthz = route({
     method: 'get',
     path: '/healthz',
     operationId: 'healthz',
@@ -18,9 +18,9 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Arr
     handler(ctx) {
       ctx.body = { status: 'ok' };
     },
-  };
+  });
 
-  const readyz: RouteSpec<undefined, Record<string, never>> = {
+  const readyz = route({
     method: 'get',
     path: '/readyz',
     operationId: 'readyz',
@@ -38,9 +38,9 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Arr
       if (!ready) ctx.set('Retry-After', '5');
       ctx.body = { status: ready ? 'ready' : 'unavailable', profile: runtime.config.profile, checks };
     },
-  };
+  });
 
-  const metrics: RouteSpec<undefined, Record<string, never>> = {
+  const metrics = route({
     method: 'get',
     path: '/metrics',
     operationId: 'metrics',
@@ -52,10 +52,10 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Arr
       ctx.type = runtime.metrics.registry.contentType;
       ctx.body = await runtime.metrics.registry.metrics();
     },
-  };
+  });
 
   let document: unknown = null;
-  const openapi: RouteSpec<undefined, Record<string, never>> = {
+  const openapi = route({
     method: 'get',
     path: '/openapi.json',
     operationId: 'openapi',
@@ -67,7 +67,7 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Arr
       document ??= buildOpenApi(catalog, pkg.version);
       ctx.body = document;
     },
-  };
+  });
 
-  return [healthz, readyz, metrics, openapi] as Array<RouteSpec<never, never>>;
+  return [healthz, readyz, metrics, openapi];
 }

@@ -1,18 +1,17 @@
-import type { RouteSpec } from '../route.js';
+import { route, type RouteSpec } from '../route.js';
+import { DAY, USAGE_QUERY } from '../schemas/usage.js';
 import type { RouteDeps } from './deps.js';
 
-const DAY = { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A UTC day, YYYY-MM-DD (a real date).' } as const;
-
 /** `GET /v1/usage`: metered operations of the calling project by day. */
-export function usageRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
-  const usage: RouteSpec<undefined, { from?: string; to?: string }> = {
+export function usageRoutes({ runtime }: RouteDeps): RouteSpec[] {
+  const usage = route({
     method: 'get',
     path: '/v1/usage',
     operationId: 'getUsage',
     summary: 'Counts of metered operations (memory.add: each stored record or memory) by UTC day; default the last 30 days.',
     tag: 'Usage',
     auth: 'token',
-    query: { type: 'object', additionalProperties: false, properties: { from: DAY, to: DAY } },
+    query: USAGE_QUERY,
     responses: {
       200: {
         description: 'Usage',
@@ -34,6 +33,6 @@ export function usageRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, neve
       const { from, to } = ctx.state.query ?? {};
       ctx.body = await runtime.usage.report(ctx.state.principal.projectId, from, to);
     },
-  };
-  return [usage] as Array<RouteSpec<never, never>>;
+  });
+  return [usage];
 }

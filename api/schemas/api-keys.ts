@@ -1,0 +1,20 @@
+import { Type } from '@sinclair/typebox';
+
+/** `POST /v1/api-keys`. */
+export const CREATE_API_KEY = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A label for the key.' })) },
+  { additionalProperties: false },
+);
+
+// Responses
+
+/** A key as the API lists it (never the key itself). */
+export const KEY_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
