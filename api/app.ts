@@ -42,25 +42,25 @@ export function createApp(runtime: Runtime): Koa {
     none: (_ctx, next) => next(),
   };
   const options = { bodyLimitBytes: runtime.config.bodyLimitBytes };
-  const deps = { runtime };
 
-  const board = bullBoard(runtime, guards.admin);
+  // each route gets the services it uses, never the database or the repositories
+  const board = bullBoard(runtime.bullQueues(), guards.admin);
   const specs = [
-    ...systemRoutes(deps, catalog),
-    ...apiKeyRoutes(deps),
+    ...systemRoutes({ readiness: () => runtime.readiness(), profile: runtime.config.profile, metrics: runtime.metrics }, catalog),
+    ...apiKeyRoutes({ apiKeys: runtime.apiKeys }),
     ...pingRoutes(),
-    ...probeRoutes(deps),
-    ...indexRoutes(deps),
-    ...schemaRoutes(deps),
-    ...recordRoutes(deps),
-    ...mem0Routes(deps),
-    ...usageRoutes(deps),
-    ...knowledgeRoutes(deps),
-    ...agentRoutes(deps),
-    ...secretRoutes(deps),
-    ...projectRoutes(deps),
-    ...registryRoutes(deps),
-    ...(board ? [] : [queueDepthRoute(runtime)]),
+    ...probeRoutes({ probes: runtime.probes }),
+    ...indexRoutes({ indexes: runtime.indexes }),
+    ...schemaRoutes({ schemas: runtime.schemas }),
+    ...recordRoutes({ memories: runtime.memories, extraction: runtime.extraction }),
+    ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
+    ...usageRoutes({ usage: runtime.usage }),
+    ...knowledgeRoutes({ knowledge: runtime.knowledge }),
+    ...agentRoutes({ agents: runtime.agents, chat: runtime.chat, log: runtime.log }),
+    ...secretRoutes({ secrets: runtime.secrets }),
+    ...projectRoutes({ projectSpecs: runtime.projectSpecs }),
+    ...registryRoutes({ registry: runtime.registry }),
+    ...(board ? [] : [queueDepthRoute(runtime.queue)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);
 

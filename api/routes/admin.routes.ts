@@ -3,7 +3,8 @@ import type { Middleware } from 'koa';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
-import type { Runtime } from '../../runtime/runtime.js';
+import type { Queue } from 'bullmq';
+import type { QueueDriver } from '../../contracts/jobs/queue.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -12,8 +13,7 @@ export const BULL_BOARD_PATH = '/admin/queues';
  * Bull Board at /admin/queues (production, where the queues are BullMQ's). The embedded profile
  * has no BullMQ queues; there the same path answers the in-process queue depths as JSON.
  */
-export function bullBoard(runtime: Runtime, guard: Middleware): Middleware | null {
-  const queues = runtime.bullQueues();
+export function bullBoard(queues: Queue[], guard: Middleware): Middleware | null {
   if (queues.length === 0) return null;
   const serverAdapter = new KoaAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
@@ -26,7 +26,7 @@ export function bullBoard(runtime: Runtime, guard: Middleware): Middleware | nul
 }
 
 /** The embedded profile's answer at /admin/queues. */
-export function queueDepthRoute(runtime: Runtime): RouteSpec {
+export function queueDepthRoute(queue: QueueDriver): RouteSpec {
   return route({
     method: 'get',
     path: BULL_BOARD_PATH,
@@ -40,7 +40,7 @@ export function queueDepthRoute(runtime: Runtime): RouteSpec {
       403: { description: 'Admin endpoints are disabled (ADMIN_TOKEN is not set)', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      ctx.body = { driver: runtime.queue.kind, queues: await runtime.queue.depths() };
+      ctx.body = { driver: queue.kind, queues: await queue.depths() };
     },
   });
 }

@@ -1,7 +1,9 @@
 import { PassThrough } from 'node:stream';
-import type { AgentView, RuleView, ToolView } from '../../core/agents/agents.js';
+import type { Agents, AgentView, RuleView, ToolView } from '../../core/agents/agents.js';
 import type { RunDetail, RunSummary } from '../../core/agents/runs.js';
+import type { ChatTurns } from '../../core/agents/turn.js';
 import { AppError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logger.js';
 import { iso } from '../../lib/time.js';
 import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
 import {
@@ -22,7 +24,6 @@ import {
   UPDATE_TOOL,
 } from '../schemas/agents.js';
 import { PAGING_QUERY } from '../schemas/common.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Agents';
 
@@ -35,9 +36,7 @@ const showRun = <T extends RunSummary>(r: T) => ({ ...r, created_at: iso(r.creat
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such agent (or tool, rule, run, knowledge base) in this project', extra);
 
 /** Agents, their tools, rules and knowledge, chat and runs. */
-export function agentRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const agents = runtime.agents;
-  const chat = runtime.chat;
+export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatTurns; log: Logger }): RouteSpec[] {
   const project = projectOf;
 
   const create = route({
@@ -309,7 +308,7 @@ export function agentRoutes({ runtime }: RouteDeps): RouteSpec[] {
           (response) => send('response', response),
           (err: unknown) => {
             const failure = err instanceof AppError ? { detail: err.message, code: err.code } : { detail: 'The turn failed on the server.', code: 'internal_error' };
-            if (!(err instanceof AppError)) runtime.log.error({ err }, 'chat turn failed');
+            if (!(err instanceof AppError)) log.error({ err }, 'chat turn failed');
             send('error', failure);
           },
         )

@@ -1,14 +1,13 @@
-import type { ApiKeyView, CreatedApiKey } from '../../core/api-keys.js';
+import type { ApiKeys, ApiKeyView, CreatedApiKey } from '../../core/api-keys.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { CREATE_API_KEY, KEY_VIEW } from '../schemas/api-keys.js';
 import { PAGING_QUERY } from '../schemas/common.js';
-import type { RouteDeps } from './deps.js';
 
 const show = (k: ApiKeyView) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: iso(k.created_at) });
 
 /** `/v1/api-keys`: the calling project's keys. */
-export function apiKeyRoutes({ runtime }: RouteDeps): RouteSpec[] {
+export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeys }): RouteSpec[] {
   const create = route({
     method: 'post',
     path: '/v1/api-keys',
@@ -26,7 +25,7 @@ export function apiKeyRoutes({ runtime }: RouteDeps): RouteSpec[] {
     },
     async handler(ctx) {
       const { projectId, projectName } = ctx.state.principal;
-      const created: CreatedApiKey = await runtime.apiKeys.create(projectId, projectName, ctx.state.body.name);
+      const created: CreatedApiKey = await apiKeys.create(projectId, projectName, ctx.state.body.name);
       ctx.status = 201;
       ctx.body = { ...show(created), key: created.key, project: created.project };
     },
@@ -45,7 +44,7 @@ export function apiKeyRoutes({ runtime }: RouteDeps): RouteSpec[] {
     },
     async handler(ctx) {
       const { limit = 50, offset = 0 } = ctx.state.query ?? {};
-      const keys = await runtime.apiKeys.list(ctx.state.principal.projectId, limit, offset);
+      const keys = await apiKeys.list(ctx.state.principal.projectId, limit, offset);
       ctx.body = { api_keys: keys.map(show) };
     },
   });
@@ -63,7 +62,7 @@ export function apiKeyRoutes({ runtime }: RouteDeps): RouteSpec[] {
       409: { description: 'It is the last key', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      await runtime.apiKeys.revoke(ctx.state.principal.projectId, String(ctx.params.id));
+      await apiKeys.revoke(ctx.state.principal.projectId, String(ctx.params.id));
       ctx.status = 204;
     },
   });

@@ -1,4 +1,4 @@
-import { INDEX_LIMITS, type IndexView } from '../../core/indexes.js';
+import { INDEX_LIMITS, type Indexes, type IndexView } from '../../core/indexes.js';
 import { iso } from '../../lib/time.js';
 import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
@@ -12,7 +12,6 @@ import {
   UPSERT_RECORDS,
   UPSERT_VECTORS,
 } from '../schemas/indexes.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Vector indexes';
 
@@ -22,8 +21,7 @@ const NAME_PARAM = ':name';
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such index in this project', extra);
 
 /** `/v1/indexes`: named vector indexes of the calling project, and their data plane. */
-export function indexRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const indexes = runtime.indexes;
+export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
   const project = projectOf;
 
   const create = route({

@@ -1,4 +1,4 @@
-import type { Citation, DocumentView, KnowledgeBaseView } from '../../core/knowledge/knowledge.js';
+import type { Citation, DocumentView, Knowledge, KnowledgeBaseView } from '../../core/knowledge/knowledge.js';
 import { DOCUMENT_LIMITS, sourceTypeOf } from '../../core/knowledge/documents.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
@@ -14,7 +14,6 @@ import {
   SEARCH_KNOWLEDGE,
   SEARCH_KNOWLEDGE_BASES,
 } from '../schemas/knowledge.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Knowledge';
 
@@ -24,8 +23,7 @@ const showDocument = (v: DocumentView) => ({ ...v, created_at: iso(v.created_at)
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such knowledge base or document in this project', extra);
 
 /** Knowledge bases, their documents, and retrieval. */
-export function knowledgeRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const knowledge = runtime.knowledge;
+export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteSpec[] {
   const project = projectOf;
 
   const create = route({

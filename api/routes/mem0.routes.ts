@@ -1,9 +1,9 @@
-import type { HistoryView, MemoryView } from '../../core/memories.js';
+import type { RecordExtraction } from '../../core/extract.js';
+import type { HistoryView, Memories, MemoryView } from '../../core/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { ADD_MEMORIES, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
-import type { RouteDeps } from './deps.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
@@ -16,8 +16,7 @@ const notFound = { 404: { description: 'No such memory in this project', schema:
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
-export function mem0Routes({ runtime }: RouteDeps): RouteSpec[] {
-  const memories = runtime.memories;
+export function mem0Routes({ memories, extraction, memoryModel }: { memories: Memories; extraction: RecordExtraction; memoryModel: string }): RouteSpec[] {
 
   const add = route({
     method: 'post',
@@ -51,7 +50,7 @@ export function mem0Routes({ runtime }: RouteDeps): RouteSpec[] {
       ...invalid,
     },
     async handler(ctx) {
-      const added = await runtime.extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, runtime.config.memoryModel);
+      const added = await extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, memoryModel);
       ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
     },
   });

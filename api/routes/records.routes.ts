@@ -1,9 +1,8 @@
-import type { ExtractOutcome } from '../../core/extract.js';
-import type { MemorySearchResult, RecordView } from '../../core/memories.js';
+import type { ExtractOutcome, RecordExtraction } from '../../core/extract.js';
+import type { Memories, MemorySearchResult, RecordView } from '../../core/memories.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { EXTRACT_RECORD, LIST_RECORDS, PATCH_RECORD, RECORD_VIEW, SEARCH_MEMORIES, SEARCH_RESULT, STORE_RECORD } from '../schemas/records.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Typed memory';
 
@@ -16,8 +15,7 @@ const errors = {
 };
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
-export function recordRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const memories = runtime.memories;
+export function recordRoutes({ memories, extraction }: { memories: Memories; extraction: RecordExtraction }): RouteSpec[] {
 
   const store = route({
     method: 'post',
@@ -134,7 +132,7 @@ export function recordRoutes({ runtime }: RouteDeps): RouteSpec[] {
       503: { description: 'The language model or the workers did not answer in time', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      const outcome: ExtractOutcome = await runtime.extraction.request(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body);
+      const outcome: ExtractOutcome = await extraction.request(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body);
       ctx.status = outcome.stored ? 201 : 200;
       ctx.body = outcome.stored ? { stored: true, record: showRecord(outcome.record) } : outcome;
     },

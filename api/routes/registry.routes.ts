@@ -1,12 +1,11 @@
 import type { Context } from 'koa';
 import type { RegistryCaller } from '../../core/registry/identity.js';
-import type { RegistryMemberView, RegistryVersionView } from '../../core/registry/registry.js';
+import type { Registry, RegistryMemberView, RegistryVersionView } from '../../core/registry/registry.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso, isoOrNull } from '../../lib/time.js';
 import { REGISTRY_ERROR, route, type ResponseSpec, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import { DEPRECATE_VERSION, MEMBER_VIEW, PUBLISH_VERSION, PUT_MEMBER, VERSION_VIEW } from '../schemas/registry.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Registry';
 const BASE = '/projects/:owner/:project';
@@ -40,8 +39,7 @@ const AUTH_NOTE = 'Authorization: Bearer <ID_TOKEN> (an OIDC ID token).';
  * The registry of published project versions (`/projects/{owner}/{project}/…`): OIDC ID tokens,
  * and errors as `{error: {code, message}}`.
  */
-export function registryRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const registry = runtime.registry;
+export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[] {
 
   const publish = route({
     method: 'post',

@@ -1,10 +1,9 @@
-import { SCHEMA_LIMITS, toView, type SchemaVersion } from '../../core/schemas.js';
+import { SCHEMA_LIMITS, toView, type Schemas, type SchemaVersion } from '../../core/schemas.js';
 import { SCHEMA_PRESETS } from '../../core/schema-presets.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import { GET_SCHEMA, PRESET_VIEW, PUBLISH_SCHEMA, RECORD_SCHEMA_VIEW, REGISTER_SCHEMA } from '../schemas/record-schemas.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Record schemas';
 
@@ -16,8 +15,7 @@ const errors = (extra: Record<number, string> = {}) => ({
 });
 
 /** `/v1/schemas` and `/v1/schema-presets`: versioned record schemas of the calling project. */
-export function schemaRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const schemas = runtime.schemas;
+export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
   const project = (ctx: { state: { principal: { projectId: string } } }) => ctx.state.principal.projectId;
 
   const register = route({

@@ -1,10 +1,9 @@
-import { SECRET_NAME, type SecretView } from '../../core/secrets.js';
+import { SECRET_NAME, type Secrets, type SecretView } from '../../core/secrets.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
 import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import { PUT_SECRET, SECRET_VIEW } from '../schemas/secrets.js';
-import type { RouteDeps } from './deps.js';
 
 const TAG = 'Secrets';
 const SECRET_NAME_RE = new RegExp(SECRET_NAME);
@@ -13,8 +12,7 @@ const show = (s: SecretView) => ({ name: s.name, created_at: iso(s.created_at), 
 const errors = (extra: Record<number, string> = {}) => errorResponses('No such secret in this project', extra);
 
 /** Write-only project secrets that tools send as credentials. */
-export function secretRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const secrets = runtime.secrets;
+export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
 
   const put = route({
     method: 'put',

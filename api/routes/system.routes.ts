@@ -1,12 +1,20 @@
 import { createRequire } from 'node:module';
+import type { Metrics } from '../../lib/metrics.js';
 import { buildOpenApi } from '../openapi.js';
 import { route, type RouteCatalog, type RouteSpec } from '../route.js';
-import type { RouteDeps } from './deps.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
+/** What the operations endpoints read. */
+export interface SystemServices {
+  /** Checks every dependency of the profile. */
+  readiness: () => Promise<Array<{ name: string; ok: boolean; error?: string }>>;
+  profile: string;
+  metrics: Metrics;
+}
+
 /** Health, readiness, metrics and the OpenAPI document: unauthenticated, for operators and tools. */
-export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): RouteSpec[] {
+export function systemRoutes({ readiness, profile, metrics }: SystemServices, catalog: RouteCatalog): RouteSpec[] {
   const healthz = route({
     method: 'get',
     path: '/healthz',
@@ -32,15 +40,15 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Rou
       503: { description: 'A dependency is unreachable' },
     },
     async handler(ctx) {
-      const checks = await runtime.readiness();
+      const checks = await readiness();
       const ready = checks.every((c) => c.ok);
       ctx.status = ready ? 200 : 503;
       if (!ready) ctx.set('Retry-After', '5');
-      ctx.body = { status: ready ? 'ready' : 'unavailable', profile: runtime.config.profile, checks };
+      ctx.body = { status: ready ? 'ready' : 'unavailable', profile, checks };
     },
   });
 
-  const metrics = route({
+  const scrape = route({
     method: 'get',
     path: '/metrics',
     operationId: 'metrics',
@@ -49,8 +57,8 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Rou
     auth: 'none',
     responses: { 200: { description: 'Prometheus text format' } },
     async handler(ctx) {
-      ctx.type = runtime.metrics.registry.contentType;
-      ctx.body = await runtime.metrics.registry.metrics();
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
     },
   });
 
@@ -69,5 +77,5 @@ export function systemRoutes({ runtime }: RouteDeps, catalog: RouteCatalog): Rou
     },
   });
 
-  return [healthz, readyz, metrics, openapi];
+  return [healthz, readyz, scrape, openapi];
 }

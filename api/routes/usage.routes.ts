@@ -1,10 +1,10 @@
+import type { Usage } from '../../core/usage.js';
 import { route, type RouteSpec } from '../route.js';
 import { DAY, USAGE_QUERY } from '../schemas/usage.js';
-import type { RouteDeps } from './deps.js';
 
 /** `GET /v1/usage`: metered operations of the calling project by day. */
-export function usageRoutes({ runtime }: RouteDeps): RouteSpec[] {
-  const usage = route({
+export function usageRoutes({ usage }: { usage: Usage }): RouteSpec[] {
+  const report = route({
     method: 'get',
     path: '/v1/usage',
     operationId: 'getUsage',
@@ -31,8 +31,8 @@ export function usageRoutes({ runtime }: RouteDeps): RouteSpec[] {
     },
     async handler(ctx) {
       const { from, to } = ctx.state.query ?? {};
-      ctx.body = await runtime.usage.report(ctx.state.principal.projectId, from, to);
+      ctx.body = await usage.report(ctx.state.principal.projectId, from, to);
     },
   });
-  return [usage];
+  return [report];
 }
