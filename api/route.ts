@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { ValidateFunction } from 'ajv';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { KeyPrincipal } from '../core/api-keys.js';
+import type { RegistryCaller } from '../core/registry/identity.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
 import { jsonBody } from './middleware/body.js';
 import { multipartBody, type UploadedFile } from './middleware/multipart.js';
@@ -17,6 +18,12 @@ export interface ResponseSpec {
   eventStream?: true;
 }
 
+/**
+ * Who a request's credentials name, by how its route authenticates: the project an API key
+ * belongs to, the registry user an ID token names, or no one.
+ */
+export type PrincipalOf<A extends RouteAuth> = A extends 'token' ? KeyPrincipal : A extends 'oidc' ? RegistryCaller : undefined;
+
 /** The query of a route that declares none: nothing is accepted. */
 type NoQuery = Record<string, never>;
 
@@ -25,17 +32,17 @@ type Input<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S
 
 /**
  * One operation: the single place its validation, its OpenAPI entry and the types its handler
- * reads come from (`B`, `Q`, `F`: the schemas of its body, query and upload fields; `never`
- * for a route without an upload).
+ * reads come from (`B`, `Q`, `F`: the schemas of its body, query and upload fields, `never`
+ * for a route without an upload; `A`: how it authenticates, which says who its principal is).
  */
-export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema> {
+export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema, A extends RouteAuth> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Koa-router path, e.g. `/v1/api-keys/:id`. */
   path: string;
   operationId: string;
   summary: string;
   tag: string;
-  auth: RouteAuth;
+  auth: A;
   body?: B;
   /**
    * The body is an RFC 7396 merge patch of a user-defined shape (a record's values): its schema
@@ -50,26 +57,27 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
   upload?: { fields: F; jsonFields: readonly string[]; maxBytes: number };
   query?: Q;
   responses: Record<number, ResponseSpec>;
-  handler(ctx: RouteContext<B, Q, F>): Promise<void> | void;
+  handler(ctx: RouteContext<B, Q, F, A>): Promise<void> | void;
 }
 
 /**
- * The Koa context a handler sees, with its validated input and caller. With an upload, the
- * handler finds either the JSON body (no `upload`) or the upload's fields and file.
+ * The Koa context a handler sees, with its validated input and its principal (the one place a
+ * handler learns who is calling, and for which project). With an upload, the handler finds
+ * either the JSON body (no `upload`) or the upload's fields and file.
  */
-export type RouteContext<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema> = Context & {
-  state: { principal: KeyPrincipal; query: Input<Q, NoQuery> } & (
+export type RouteContext<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema, A extends RouteAuth> = Context & {
+  state: { principal: PrincipalOf<A>; query: Input<Q, NoQuery> } & (
     | { body: Input<B, undefined>; upload?: undefined }
     | { body: Static<F>; upload: UploadedFile }
   );
 };
 
 /** A route as `mount` and `/openapi.json` take it, whatever its schemas. */
-export type RouteSpec = RouteDefinition<TSchema | undefined, TSchema | undefined, TSchema>;
+export type RouteSpec = RouteDefinition<TSchema | undefined, TSchema | undefined, TSchema, RouteAuth>;
 
 /** Declares a route: its handler's input is typed by its schemas. */
-export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, F extends TSchema = never>(
-  definition: RouteDefinition<B, Q, F>,
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, F extends TSchema = never, A extends RouteAuth = RouteAuth>(
+  definition: RouteDefinition<B, Q, F, A>,
 ): RouteSpec {
   return definition;
 }
@@ -118,7 +126,7 @@ export function mount(router: Router, catalog: RouteCatalog, guards: Record<Rout
     } else if (ctx.querystring !== '') {
       ctx.state.query = assertValid(NO_QUERY, ctx.query, '', 'query string');
     }
-    await spec.handler(ctx as RouteContext<TSchema | undefined, TSchema | undefined, TSchema>);
+    await spec.handler(ctx as RouteContext<TSchema | undefined, TSchema | undefined, TSchema, RouteAuth>);
   });
   router[spec.method](spec.operationId, spec.path, ...chain);
 }
@@ -175,9 +183,6 @@ export const REGISTRY_ERROR: JsonSchema = {
     },
   },
 };
-
-/** The calling project of an authenticated request. */
-export const projectOf = (ctx: { state: { principal: { projectId: string } } }): string => ctx.state.principal.projectId;
 
 /** The error responses of a route: 400, 404 (`notFound` says of what) and any others. */
 export function errorResponses(notFound: string, extra: Record<number, string> = {}): Record<number, ResponseSpec> {

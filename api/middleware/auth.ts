@@ -32,8 +32,8 @@ export function requireApiKey(apiKeys: ApiKeys): Middleware {
 }
 
 /**
- * Registry paths: `Authorization: Bearer <ID_TOKEN>`, an OIDC ID token; puts the caller in
- * `ctx.state.caller`. A project API key is refused here, as is any other scheme.
+ * Registry paths: `Authorization: Bearer <ID_TOKEN>`, an OIDC ID token; puts the caller it names in
+ * `ctx.state.principal`. A project API key is refused here, as is any other scheme.
  */
 export function requireIdToken(verifier: OidcVerifier): Middleware {
   return async (ctx, next) => {
@@ -50,7 +50,7 @@ export function requireIdToken(verifier: OidcVerifier): Middleware {
       }
       throw refuse('Malformed Authorization header: expected "Bearer <ID_TOKEN>".');
     }
-    ctx.state.caller = await verifier.verify(match[1] as string);
+    ctx.state.principal = await verifier.verify(match[1] as string);
     await next();
   };
 }

@@ -5,7 +5,7 @@ import type { ChatTurns } from '../../core/agents/turn.js';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
+import { errorResponses, route, type RouteSpec } from '../route.js';
 import {
   AGENT_VIEW,
   ATTACH_KNOWLEDGE,
@@ -37,8 +37,6 @@ const errors = (extra: Record<number, string> = {}) => errorResponses('No such a
 
 /** Agents, their tools, rules and knowledge, chat and runs. */
 export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatTurns; log: Logger }): RouteSpec[] {
-  const project = projectOf;
-
   const create = route({
     method: 'post',
     path: '/v1/agents',
@@ -50,7 +48,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     responses: { 201: { description: 'Created', schema: AGENT_VIEW }, ...errors({ 409: 'The name is taken' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showAgent(await agents.create(project(ctx), ctx.state.body));
+      ctx.body = showAgent(await agents.create(ctx.state.principal.projectId, ctx.state.body));
     },
   });
 
@@ -66,7 +64,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     async handler(ctx) {
       // an absent limit or offset is passed on as absent (the database then applies none)
       const { limit, offset } = ctx.state.query;
-      ctx.body = { agents: (await agents.list(project(ctx), limit as number, offset as number)).map(showAgent) };
+      ctx.body = { agents: (await agents.list(ctx.state.principal.projectId, limit as number, offset as number)).map(showAgent) };
     },
   });
 
@@ -79,7 +77,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'The agent', schema: AGENT_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showAgent(await agents.get(project(ctx), String(ctx.params.name)));
+      ctx.body = showAgent(await agents.get(ctx.state.principal.projectId, String(ctx.params.name)));
     },
   });
 
@@ -93,7 +91,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     body: UPDATE_AGENT,
     responses: { 200: { description: 'The agent', schema: AGENT_VIEW }, ...errors({ 409: 'The new name is taken' }) },
     async handler(ctx) {
-      ctx.body = showAgent(await agents.update(project(ctx), String(ctx.params.name), ctx.state.body));
+      ctx.body = showAgent(await agents.update(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
     },
   });
 
@@ -106,7 +104,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await agents.delete(project(ctx), String(ctx.params.name));
+      await agents.delete(ctx.state.principal.projectId, String(ctx.params.name));
       ctx.status = 204;
     },
   });
@@ -121,7 +119,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     body: ATTACH_KNOWLEDGE,
     responses: { 200: { description: 'Attached', schema: { type: 'object', properties: { attached: { type: 'string' } } } }, ...errors() },
     async handler(ctx) {
-      ctx.body = { attached: await agents.attach(project(ctx), String(ctx.params.name), ctx.state.body.kb) };
+      ctx.body = { attached: await agents.attach(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body.kb) };
     },
   });
 
@@ -134,7 +132,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 204: { description: 'Detached' }, ...errors() },
     async handler(ctx) {
-      await agents.detach(project(ctx), String(ctx.params.name), String(ctx.params.kb));
+      await agents.detach(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.kb));
       ctx.status = 204;
     },
   });
@@ -150,7 +148,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     responses: { 201: { description: 'Created', schema: TOOL_VIEW }, ...errors({ 409: 'The agent has a tool of that name' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showTool(await agents.addTool(project(ctx), String(ctx.params.name), ctx.state.body));
+      ctx.body = showTool(await agents.addTool(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
     },
   });
 
@@ -163,7 +161,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'Tools', schema: { type: 'object', properties: { tools: { type: 'array', items: TOOL_VIEW } } } }, ...errors() },
     async handler(ctx) {
-      ctx.body = { tools: (await agents.listTools(project(ctx), String(ctx.params.name))).map(showTool) };
+      ctx.body = { tools: (await agents.listTools(ctx.state.principal.projectId, String(ctx.params.name))).map(showTool) };
     },
   });
 
@@ -176,7 +174,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'The tool', schema: TOOL_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showTool(await agents.getTool(project(ctx), String(ctx.params.name), String(ctx.params.tool)));
+      ctx.body = showTool(await agents.getTool(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.tool)));
     },
   });
 
@@ -190,7 +188,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     body: UPDATE_TOOL,
     responses: { 200: { description: 'The tool', schema: TOOL_VIEW }, ...errors({ 409: 'The agent has a tool of that name' }) },
     async handler(ctx) {
-      ctx.body = showTool(await agents.updateTool(project(ctx), String(ctx.params.name), String(ctx.params.tool), ctx.state.body));
+      ctx.body = showTool(await agents.updateTool(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.tool), ctx.state.body));
     },
   });
 
@@ -203,7 +201,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await agents.deleteTool(project(ctx), String(ctx.params.name), String(ctx.params.tool));
+      await agents.deleteTool(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.tool));
       ctx.status = 204;
     },
   });
@@ -219,7 +217,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     responses: { 201: { description: 'Created', schema: RULE_VIEW }, ...errors() },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showRule(await agents.addRule(project(ctx), String(ctx.params.name), ctx.state.body));
+      ctx.body = showRule(await agents.addRule(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
     },
   });
 
@@ -232,7 +230,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'Rules', schema: { type: 'object', properties: { rules: { type: 'array', items: RULE_VIEW } } } }, ...errors() },
     async handler(ctx) {
-      ctx.body = { rules: (await agents.listRules(project(ctx), String(ctx.params.name))).map(showRule) };
+      ctx.body = { rules: (await agents.listRules(ctx.state.principal.projectId, String(ctx.params.name))).map(showRule) };
     },
   });
 
@@ -245,7 +243,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'The rule', schema: RULE_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showRule(await agents.getRule(project(ctx), String(ctx.params.name), String(ctx.params.id)));
+      ctx.body = showRule(await agents.getRule(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.id)));
     },
   });
 
@@ -259,7 +257,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     body: UPDATE_RULE,
     responses: { 200: { description: 'The rule', schema: RULE_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showRule(await agents.updateRule(project(ctx), String(ctx.params.name), String(ctx.params.id), ctx.state.body));
+      ctx.body = showRule(await agents.updateRule(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.id), ctx.state.body));
     },
   });
 
@@ -272,7 +270,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await agents.deleteRule(project(ctx), String(ctx.params.name), String(ctx.params.id));
+      await agents.deleteRule(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.id));
       ctx.status = 204;
     },
   });
@@ -292,7 +290,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     },
     async handler(ctx) {
       const { stream, ...input } = ctx.state.body;
-      const turn = await chat.open(project(ctx), String(ctx.params.name), input);
+      const turn = await chat.open(ctx.state.principal.projectId, String(ctx.params.name), input);
       if (!(stream ?? turn.streamMode === 'sse')) {
         ctx.body = await turn.run();
         return;
@@ -331,7 +329,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     async handler(ctx) {
       const { limit, offset, conversation_id } = ctx.state.query;
       // an absent limit or offset is passed on as absent (the database then applies none)
-      ctx.body = { runs: (await chat.runs(project(ctx), String(ctx.params.name), limit as number, offset as number, conversation_id)).map(showRun) };
+      ctx.body = { runs: (await chat.runs(ctx.state.principal.projectId, String(ctx.params.name), limit as number, offset as number, conversation_id)).map(showRun) };
     },
   });
 
@@ -344,7 +342,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     auth: 'token',
     responses: { 200: { description: 'The run', schema: RUN_DETAIL }, ...errors() },
     async handler(ctx) {
-      ctx.body = showRun<RunDetail>(await chat.run(project(ctx), String(ctx.params.name), String(ctx.params.runId)));
+      ctx.body = showRun<RunDetail>(await chat.run(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.runId)));
     },
   });
 

@@ -1,6 +1,6 @@
 import { INDEX_LIMITS, type Indexes, type IndexView } from '../../core/indexes.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
+import { errorResponses, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import {
   CONFIGURE_INDEX,
@@ -22,8 +22,6 @@ const errors = (extra: Record<number, string> = {}) => errorResponses('No such i
 
 /** `/v1/indexes`: named vector indexes of the calling project, and their data plane. */
 export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
-  const project = projectOf;
-
   const create = route({
     method: 'post',
     path: '/v1/indexes',
@@ -35,7 +33,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     responses: { 201: { description: 'The index', schema: INDEX_VIEW }, ...errors({ 409: 'The name is taken' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = show(await indexes.create(project(ctx), ctx.state.body));
+      ctx.body = show(await indexes.create(ctx.state.principal.projectId, ctx.state.body));
     },
   });
 
@@ -50,7 +48,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     responses: { 200: { description: 'Indexes', schema: { type: 'object', properties: { indexes: { type: 'array', items: INDEX_VIEW } } } } },
     async handler(ctx) {
       const { limit = 50, offset = 0 } = ctx.state.query ?? {};
-      ctx.body = { indexes: (await indexes.list(project(ctx), limit, offset)).map(show) };
+      ctx.body = { indexes: (await indexes.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });
 
@@ -63,7 +61,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     auth: 'token',
     responses: { 200: { description: 'The index', schema: INDEX_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = show(await indexes.get(project(ctx), String(ctx.params.name)));
+      ctx.body = show(await indexes.get(ctx.state.principal.projectId, String(ctx.params.name)));
     },
   });
 
@@ -77,7 +75,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     body: CONFIGURE_INDEX,
     responses: { 200: { description: 'The index', schema: INDEX_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = show(await indexes.configure(project(ctx), String(ctx.params.name), ctx.state.body));
+      ctx.body = show(await indexes.configure(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
     },
   });
 
@@ -90,7 +88,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors({ 409: 'Deletion protection is enabled' }) },
     async handler(ctx) {
-      await indexes.remove(project(ctx), String(ctx.params.name));
+      await indexes.remove(ctx.state.principal.projectId, String(ctx.params.name));
       ctx.status = 204;
     },
   });
@@ -105,7 +103,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     body: UPSERT_VECTORS,
     responses: { 200: { description: 'Stored', schema: { type: 'object', properties: { upserted_count: { type: 'integer' } } } }, ...errors() },
     async handler(ctx) {
-      ctx.body = await indexes.upsert(project(ctx), String(ctx.params.name), ctx.state.body.vectors);
+      ctx.body = await indexes.upsert(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body.vectors);
     },
   });
 
@@ -120,7 +118,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     body: UPSERT_RECORDS,
     responses: { 200: { description: 'Stored', schema: { type: 'object', properties: { upserted_count: { type: 'integer' } } } }, ...errors() },
     async handler(ctx) {
-      ctx.body = await indexes.upsertRecords(project(ctx), String(ctx.params.name), ctx.state.body.records);
+      ctx.body = await indexes.upsertRecords(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body.records);
     },
   });
 
@@ -151,7 +149,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
       ...errors(),
     },
     async handler(ctx) {
-      ctx.body = { matches: await indexes.query(project(ctx), String(ctx.params.name), ctx.state.body) };
+      ctx.body = { matches: await indexes.query(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body) };
     },
   });
 
@@ -171,7 +169,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
       ...errors(),
     },
     async handler(ctx) {
-      ctx.body = { vectors: await indexes.fetch(project(ctx), String(ctx.params.name), ctx.state.body.ids) };
+      ctx.body = { vectors: await indexes.fetch(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body.ids) };
     },
   });
 
@@ -185,7 +183,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     body: DELETE_VECTORS,
     responses: { 200: { description: 'Deleted', schema: { type: 'object' } }, ...errors() },
     async handler(ctx) {
-      await indexes.deleteVectors(project(ctx), String(ctx.params.name), ctx.state.body);
+      await indexes.deleteVectors(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body);
       ctx.body = {};
     },
   });
@@ -208,7 +206,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
       ...errors(),
     },
     async handler(ctx) {
-      ctx.body = await indexes.stats(project(ctx), String(ctx.params.name));
+      ctx.body = await indexes.stats(ctx.state.principal.projectId, String(ctx.params.name));
     },
   });
 

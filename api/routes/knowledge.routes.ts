@@ -2,7 +2,7 @@ import type { Citation, DocumentView, Knowledge, KnowledgeBaseView } from '../..
 import { DOCUMENT_LIMITS, sourceTypeOf } from '../../core/knowledge/documents.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
+import { errorResponses, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import {
   ADD_DOCUMENT,
@@ -24,8 +24,6 @@ const errors = (extra: Record<number, string> = {}) => errorResponses('No such k
 
 /** Knowledge bases, their documents, and retrieval. */
 export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteSpec[] {
-  const project = projectOf;
-
   const create = route({
     method: 'post',
     path: '/v1/knowledge',
@@ -37,7 +35,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     responses: { 201: { description: 'Created', schema: BASE_VIEW }, ...errors({ 409: 'The name is taken' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showBase(await knowledge.create(project(ctx), ctx.state.body));
+      ctx.body = showBase(await knowledge.create(ctx.state.principal.projectId, ctx.state.body));
     },
   });
 
@@ -53,7 +51,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     async handler(ctx) {
       // an absent limit or offset is passed on as absent (the database then applies none)
       const { limit, offset } = ctx.state.query;
-      ctx.body = { knowledge_bases: (await knowledge.list(project(ctx), limit as number, offset as number)).map(showBase) };
+      ctx.body = { knowledge_bases: (await knowledge.list(ctx.state.principal.projectId, limit as number, offset as number)).map(showBase) };
     },
   });
 
@@ -66,7 +64,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     auth: 'token',
     responses: { 200: { description: 'The knowledge base', schema: BASE_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showBase(await knowledge.get(project(ctx), String(ctx.params.name)));
+      ctx.body = showBase(await knowledge.get(ctx.state.principal.projectId, String(ctx.params.name)));
     },
   });
 
@@ -79,7 +77,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await knowledge.delete(project(ctx), String(ctx.params.name));
+      await knowledge.delete(ctx.state.principal.projectId, String(ctx.params.name));
       ctx.status = 204;
     },
   });
@@ -119,7 +117,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
         input = { filename: body.filename, source_type: body.source_type ?? 'text', content: Buffer.from(body.content, 'utf8'), metadata: body.metadata };
       }
       ctx.status = 202;
-      ctx.body = showDocument(await knowledge.addDocument(project(ctx), String(ctx.params.name), input));
+      ctx.body = showDocument(await knowledge.addDocument(ctx.state.principal.projectId, String(ctx.params.name), input));
     },
   });
 
@@ -135,7 +133,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     async handler(ctx) {
       // an absent limit or offset is passed on as absent (the database then applies none)
       const { limit, offset } = ctx.state.query;
-      ctx.body = { documents: (await knowledge.listDocuments(project(ctx), String(ctx.params.name), limit as number, offset as number)).map(showDocument) };
+      ctx.body = { documents: (await knowledge.listDocuments(ctx.state.principal.projectId, String(ctx.params.name), limit as number, offset as number)).map(showDocument) };
     },
   });
 
@@ -148,7 +146,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     auth: 'token',
     responses: { 200: { description: 'The document', schema: DOCUMENT_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = showDocument(await knowledge.getDocument(project(ctx), String(ctx.params.name), String(ctx.params.docId)));
+      ctx.body = showDocument(await knowledge.getDocument(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.docId)));
     },
   });
 
@@ -161,7 +159,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await knowledge.deleteDocument(project(ctx), String(ctx.params.name), String(ctx.params.docId));
+      await knowledge.deleteDocument(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.docId));
       ctx.status = 204;
     },
   });
@@ -176,7 +174,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     responses: { 202: { description: 'Accepted; status uploaded', schema: DOCUMENT_VIEW }, ...errors() },
     async handler(ctx) {
       ctx.status = 202;
-      ctx.body = showDocument(await knowledge.reprocess(project(ctx), String(ctx.params.name), String(ctx.params.docId)));
+      ctx.body = showDocument(await knowledge.reprocess(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.docId)));
     },
   });
 
@@ -193,7 +191,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     body: SEARCH_KNOWLEDGE,
     responses: searchResponses,
     async handler(ctx) {
-      ctx.body = show(await knowledge.search(project(ctx), [String(ctx.params.name)], ctx.state.body));
+      ctx.body = show(await knowledge.search(ctx.state.principal.projectId, [String(ctx.params.name)], ctx.state.body));
     },
   });
 
@@ -208,7 +206,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     responses: searchResponses,
     async handler(ctx) {
       const { knowledge: names, ...input } = ctx.state.body;
-      ctx.body = show(await knowledge.search(project(ctx), names, input));
+      ctx.body = show(await knowledge.search(ctx.state.principal.projectId, names, input));
     },
   });
 

@@ -17,7 +17,6 @@ const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
 export function mem0Routes({ memories, extraction, memoryModel }: { memories: Memories; extraction: RecordExtraction; memoryModel: string }): RouteSpec[] {
-
   const add = route({
     method: 'post',
     path: '/v3/memories/add',

@@ -1,12 +1,11 @@
 import type { ApplyResult, ProjectSpecs } from '../../core/project/project-specs.js';
-import { ERROR_SCHEMA, projectOf, route, type RouteSpec } from '../route.js';
+import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { APPLY_PROJECT, APPLY_RESULT, PROJECT_SPEC } from '../schemas/project.js';
 
 const TAG = 'Project';
 
 /** `/v1/project/export` and `/v1/project/apply`: a project's whole configuration as one document. */
 export function projectRoutes({ projectSpecs }: { projectSpecs: ProjectSpecs }): RouteSpec[] {
-
   const exportSpec = route({
     method: 'get',
     path: '/v1/project/export',
@@ -17,7 +16,7 @@ export function projectRoutes({ projectSpecs }: { projectSpecs: ProjectSpecs }):
     auth: 'token',
     responses: { 200: { description: 'The spec', schema: PROJECT_SPEC } },
     async handler(ctx) {
-      ctx.body = await projectSpecs.export(projectOf(ctx));
+      ctx.body = await projectSpecs.export(ctx.state.principal.projectId);
     },
   });
 
@@ -35,7 +34,7 @@ export function projectRoutes({ projectSpecs }: { projectSpecs: ProjectSpecs }):
       400: { description: 'The spec is malformed or cannot be applied (every problem listed); nothing was changed', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      const result: ApplyResult = await projectSpecs.apply(projectOf(ctx), ctx.state.body.spec, ctx.state.body.dry_run === true);
+      const result: ApplyResult = await projectSpecs.apply(ctx.state.principal.projectId, ctx.state.body.spec, ctx.state.body.dry_run === true);
       ctx.body = result;
     },
   });

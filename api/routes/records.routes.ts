@@ -16,7 +16,6 @@ const errors = {
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
 export function recordRoutes({ memories, extraction }: { memories: Memories; extraction: RecordExtraction }): RouteSpec[] {
-
   const store = route({
     method: 'post',
     path: '/v1/records/:schema',

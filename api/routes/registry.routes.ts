@@ -1,5 +1,4 @@
 import type { Context } from 'koa';
-import type { RegistryCaller } from '../../core/registry/identity.js';
 import type { Registry, RegistryMemberView, RegistryVersionView } from '../../core/registry/registry.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso, isoOrNull } from '../../lib/time.js';
@@ -30,7 +29,6 @@ function errors(notFound: string | null, extra: Record<number, string> = {}): Re
   return Object.fromEntries(Object.entries(all).map(([status, description]) => [status, { description, schema: REGISTRY_ERROR }]));
 }
 
-const callerOf = (ctx: { state: { caller?: RegistryCaller } }): RegistryCaller => ctx.state.caller as RegistryCaller;
 const param = (ctx: Context, name: string): string => String((ctx.params as Record<string, string>)[name]);
 
 const AUTH_NOTE = 'Authorization: Bearer <ID_TOKEN> (an OIDC ID token).';
@@ -40,7 +38,6 @@ const AUTH_NOTE = 'Authorization: Bearer <ID_TOKEN> (an OIDC ID token).';
  * and errors as `{error: {code, message}}`.
  */
 export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[] {
-
   const publish = route({
     method: 'post',
     path: `${BASE}/versions`,
@@ -51,7 +48,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
     body: PUBLISH_VERSION,
     responses: { 201: { description: 'Published', schema: VERSION_VIEW }, ...errors(null, { 403: 'Not the owner (first publish) or no write access', 409: 'That version is published already' }) },
     async handler(ctx) {
-      const view = await registry.publish(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), ctx.state.body);
+      const view = await registry.publish(ctx.state.principal, param(ctx, 'owner'), param(ctx, 'project'), ctx.state.body);
       ctx.status = 201;
       ctx.set('Location', `/projects/${encodeURIComponent(view.owner)}/${encodeURIComponent(view.project)}/versions/${encodeURIComponent(view.version)}`);
       ctx.body = showVersion(view);
@@ -138,7 +135,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
       }
       // an empty reason says nothing: the stored one (if any) stays
       const reason = given[0]?.trim() ? (given[0] as string) : null;
-      const view = await registry.deprecate(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'version'), reason);
+      const view = await registry.deprecate(ctx.state.principal, param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'version'), reason);
       ctx.body = { version: showVersion(view) };
     },
   });
@@ -157,7 +154,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
       ...errors('No such registry project', { 403: 'Not the owner' }),
     },
     async handler(ctx) {
-      const { member, created } = await registry.addMember(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'name'));
+      const { member, created } = await registry.addMember(ctx.state.principal, param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'name'));
       ctx.status = created ? 201 : 200;
       ctx.body = showMember(member);
     },
@@ -172,7 +169,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
     auth: 'oidc',
     responses: { 204: { description: 'Removed' }, ...errors('No such project, or not a member', { 403: 'Not the owner' }) },
     async handler(ctx) {
-      await registry.removeMember(callerOf(ctx), param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'name'));
+      await registry.removeMember(ctx.state.principal, param(ctx, 'owner'), param(ctx, 'project'), param(ctx, 'name'));
       ctx.status = 204;
     },
   });

@@ -16,8 +16,6 @@ const errors = (extra: Record<number, string> = {}) => ({
 
 /** `/v1/schemas` and `/v1/schema-presets`: versioned record schemas of the calling project. */
 export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
-  const project = (ctx: { state: { principal: { projectId: string } } }) => ctx.state.principal.projectId;
-
   const register = route({
     method: 'post',
     path: '/v1/schemas',
@@ -29,7 +27,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     responses: { 201: { description: 'Version 1 of the schema', schema: RECORD_SCHEMA_VIEW }, ...errors({ 409: 'The name is taken' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = show(await schemas.register(project(ctx), ctx.state.body));
+      ctx.body = show(await schemas.register(ctx.state.principal.projectId, ctx.state.body));
     },
   });
 
@@ -45,7 +43,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     responses: { 201: { description: 'The new version', schema: RECORD_SCHEMA_VIEW }, ...errors({ 404: 'No such schema in this project' }) },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = show(await schemas.publish(project(ctx), String(ctx.params.name), ctx.state.body));
+      ctx.body = show(await schemas.publish(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
     },
   });
 
@@ -59,7 +57,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     query: GET_SCHEMA,
     responses: { 200: { description: 'The schema version', schema: RECORD_SCHEMA_VIEW }, ...errors({ 404: 'No such schema or version' }) },
     async handler(ctx) {
-      ctx.body = show(await schemas.get(project(ctx), String(ctx.params.name), ctx.state.query?.version));
+      ctx.body = show(await schemas.get(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.query?.version));
     },
   });
 
@@ -74,7 +72,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     responses: { 200: { description: 'Schemas', schema: { type: 'object', properties: { schemas: { type: 'array', items: RECORD_SCHEMA_VIEW } } } } },
     async handler(ctx) {
       const { limit = 50, offset = 0 } = ctx.state.query ?? {};
-      ctx.body = { schemas: (await schemas.list(project(ctx), limit, offset)).map(show) };
+      ctx.body = { schemas: (await schemas.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });
 
@@ -92,7 +90,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     },
     async handler(ctx) {
       const { limit = 50, offset = 0 } = ctx.state.query ?? {};
-      ctx.body = { versions: (await schemas.versions(project(ctx), String(ctx.params.name), limit, offset)).map(show) };
+      ctx.body = { versions: (await schemas.versions(ctx.state.principal.projectId, String(ctx.params.name), limit, offset)).map(show) };
     },
   });
 

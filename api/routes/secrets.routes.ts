@@ -1,7 +1,7 @@
 import { SECRET_NAME, type Secrets, type SecretView } from '../../core/secrets.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
-import { errorResponses, projectOf, route, type RouteSpec } from '../route.js';
+import { errorResponses, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import { PUT_SECRET, SECRET_VIEW } from '../schemas/secrets.js';
 
@@ -13,7 +13,6 @@ const errors = (extra: Record<number, string> = {}) => errorResponses('No such s
 
 /** Write-only project secrets that tools send as credentials. */
 export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
-
   const put = route({
     method: 'put',
     path: '/v1/secrets/:name',
@@ -28,7 +27,7 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
       if (!SECRET_NAME_RE.test(name)) {
         throw badRequest('validation_failed', `Secret names match ${SECRET_NAME}.`, [{ path: '/name', message: `must match ${SECRET_NAME}` }]);
       }
-      const { secret, created } = await secrets.put(projectOf(ctx), name, ctx.state.body.value);
+      const { secret, created } = await secrets.put(ctx.state.principal.projectId, name, ctx.state.body.value);
       ctx.status = created ? 201 : 200;
       ctx.body = show(secret);
     },
@@ -46,7 +45,7 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
     async handler(ctx) {
       // an absent limit or offset is passed on as absent (the database then applies none)
       const { limit, offset } = ctx.state.query;
-      ctx.body = { secrets: (await secrets.list(projectOf(ctx), limit as number, offset as number)).map(show) };
+      ctx.body = { secrets: (await secrets.list(ctx.state.principal.projectId, limit as number, offset as number)).map(show) };
     },
   });
 
@@ -59,7 +58,7 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
     auth: 'token',
     responses: { 200: { description: 'The secret', schema: SECRET_VIEW }, ...errors() },
     async handler(ctx) {
-      ctx.body = show(await secrets.get(projectOf(ctx), String(ctx.params.name)));
+      ctx.body = show(await secrets.get(ctx.state.principal.projectId, String(ctx.params.name)));
     },
   });
 
@@ -72,7 +71,7 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors() },
     async handler(ctx) {
-      await secrets.delete(projectOf(ctx), String(ctx.params.name));
+      await secrets.delete(ctx.state.principal.projectId, String(ctx.params.name));
       ctx.status = 204;
     },
   });
