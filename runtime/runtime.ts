@@ -57,7 +57,7 @@ import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Config } from '../lib/config.js';
+import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
@@ -84,12 +84,53 @@ export interface DependencyStatus {
   error?: string;
 }
 
+/** What differs between the profiles: the queue, the shared caches and counters, the Milvus connection. */
+interface ProfileAdapters {
+  queue: QueueDriver;
+  keyCache: KeyCache;
+  milvus: MilvusConnection | null;
+  /** API processes and workers tell each other that a project's memories changed. */
+  memoryChanges: MemoryChanges;
+  /** One call budget per tool, across every API process. */
+  toolLimiter: ToolRateLimiter;
+}
+
+/** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
+const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
+
+/** Everything in this process: the in-process queue, caches and counters. */
+function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters {
+  return {
+    queue: new InProcessQueue(log.child({ component: 'queue' }), concurrencyOf(config)),
+    keyCache: new MemoryKeyCache(),
+    milvus: null,
+    memoryChanges: new SingleProcessChanges(),
+    toolLimiter: new MemoryToolRateLimiter(),
+  };
+}
+
+/** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
+function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
+  const { redisUrl, queuePrefix } = config;
+  return {
+    queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
+    keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
+    milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
+    memoryChanges: new RedisMemoryChanges(redisUrl, queuePrefix),
+    toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
+  };
+}
+
 /**
  * Everything a Cairn process needs, built from the configuration: the adapters of its profile,
  * the domain services, and an ordered shutdown. HTTP and worker entry points share it.
  */
 export class Runtime {
   readonly repositories;
+  readonly queue: QueueDriver;
+  readonly keyCache: KeyCache;
+  /** The Milvus connection (production), null on the embedded profile. */
+  readonly milvus: MilvusConnection | null;
   readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
   readonly probes: Probes;
@@ -123,7 +164,6 @@ export class Runtime {
   readonly oidc: OidcVerifier;
   /** Published project versions, their owners and members. */
   readonly registry: Registry;
-  private readonly toolLimiter: ToolRateLimiter;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -132,11 +172,13 @@ export class Runtime {
     readonly role: Role,
     readonly log: Logger,
     readonly db: Knex,
-    readonly queue: QueueDriver,
-    readonly keyCache: KeyCache,
-    readonly milvus: MilvusConnection | null,
+    adapters: ProfileAdapters,
     relayOptions: Partial<RelayOptions>,
   ) {
+    const { queue, keyCache, milvus, memoryChanges, toolLimiter } = adapters;
+    this.queue = queue;
+    this.keyCache = keyCache;
+    this.milvus = milvus;
     this.repositories = {
       projects: new ProjectsRepository(db),
       apiKeys: new ApiKeysRepository(db),
@@ -159,9 +201,6 @@ export class Runtime {
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, outbox, usage } = this.repositories;
-    // production: API processes and workers tell each other through Redis that memories changed
-    const memoryChanges: MemoryChanges =
-      config.profile === 'production' ? new RedisMemoryChanges(config.redisUrl as string, config.queuePrefix) : new SingleProcessChanges();
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
     this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
@@ -188,10 +227,7 @@ export class Runtime {
       languageModels: this.languageModels,
       embedders: this.embedders,
     });
-    // production: one budget per tool across every API process
-    const limiter: ToolRateLimiter = config.profile === 'production' ? new RedisToolRateLimiter(config.redisUrl as string, `${config.queuePrefix}:tool-rate`) : new MemoryToolRateLimiter();
-    this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
-    this.toolLimiter = limiter;
+    this.toolRunner = new ToolRunner(toolLimiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
     const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
     const guardrails = new Guardrails({ model: riskModel });
     this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.secrets, this.extraction, log.child({ component: 'chat' }), (turn) =>
@@ -217,7 +253,7 @@ export class Runtime {
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
-      await this.toolLimiter.close();
+      await toolLimiter.close();
     });
   }
 
@@ -243,27 +279,8 @@ export class Runtime {
       await db.destroy();
       throw err;
     }
-    const production = config.profile === 'production';
-    // indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls
-    const concurrency = { default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } };
-    const queue: QueueDriver = production
-      ? new BullmqQueue(
-          {
-            redisUrl: config.redisUrl as string,
-            prefix: config.queuePrefix,
-            concurrency,
-            lockMs: config.jobLockMs,
-          },
-          log.child({ component: 'queue' }),
-        )
-      : new InProcessQueue(log.child({ component: 'queue' }), concurrency);
-    const keyCache: KeyCache = production
-      ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
-      : new MemoryKeyCache();
-    const milvus = production
-      ? new MilvusConnection(config.milvusAddress as string, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs)
-      : null;
-    const runtime = new Runtime(config, options.role, log, db, queue, keyCache, milvus, options.relay ?? {});
+    const adapters = config.profile === 'production' ? productionAdapters(config, log) : embeddedAdapters(config, log);
+    const runtime = new Runtime(config, options.role, log, db, adapters, options.relay ?? {});
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
     return runtime;
   }
