@@ -16,7 +16,7 @@ import {
   type ToolView,
 } from '../../core/agents/agents.js';
 import { GUARDRAIL_CHECKS } from '../../core/agents/guardrails.js';
-import type { ChatInput } from '../../core/agents/turn.js';
+import type { ChatInput } from '../../core/agents/turn/types.js';
 import type { RunDetail, RunSummary } from '../../core/agents/runs.js';
 import { SECRET_NAME } from '../../core/secrets.js';
 import { AppError } from '../../lib/errors.js';
