@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../db/repositories/memories.repository.js';
 import type { EntityColumn, EntityPins } from '../db/repositories/memory-terms.repository.js';
-import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { UsageRepository } from '../db/repositories/usage.repository.js';
+import type { OutboxTransaction, TransactionalOutbox } from '../db/transactional-outbox.js';
 import { checkMetadataSize, type CollectionSpec, type VectorPoint, type VectorStore } from '../contracts/vector-store.js';
 import { envelope } from '../contracts/jobs/catalogue.js';
 import { endsJob, type JobContext } from '../contracts/jobs/handlers.js';
@@ -85,15 +85,13 @@ export interface MemorySearchResult {
  */
 export class Memories {
   constructor(
-    private readonly db: Knex,
     private readonly rows: MemoriesRepository,
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: TransactionalOutbox,
     private readonly schemas: Schemas,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
     private readonly usage: UsageRepository,
     private readonly keywords: MemoryKeywords,
-    private readonly onOutboxWrite: () => void,
     private readonly embedModel: string = DEFAULT_EMBED_MODEL,
   ) {
     this.upserts = new Coalescer(
@@ -119,8 +117,7 @@ export class Memories {
     const version = await this.schemas.get(projectId, schemaName);
     validateRecord(version, input.record);
     const row = newMemoryRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
-    await this.db.transaction((trx) => this.insertAll(trx, [row]));
-    await this.committed();
+    await this.write((tx) => this.insertAll(tx, [row]));
     return recordView(row);
   }
 
@@ -147,24 +144,22 @@ export class Memories {
     validateRecord(version, merged);
     const memory = renderEmbedText(version, merged);
     const now = nowMs();
-    const updated = await this.db.transaction(async (trx) => {
-      const changed = await this.rows.update(trx, projectId, id, row.revision, { record: JSON.stringify(merged), memory, metadata: row.metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
+    const updated = await this.write(async (tx) => {
+      const changed = await this.rows.update(tx.trx, projectId, id, row.revision, { record: JSON.stringify(merged), memory, metadata: row.metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
       if (changed === 0) throw conflict(`The record "${id}" changed while this update was applied; read it again and retry.`, 'record_changed');
-      await this.keywords.write(trx, [{ ...row, memory }]);
-      await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
-      await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
-      return (await this.rows.get(projectId, id, trx)) as MemoryRow;
+      await this.keywords.write(tx.trx, [{ ...row, memory }]);
+      await this.rows.addHistory(tx.trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
+      await tx.add(projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
+      return (await this.rows.get(projectId, id, tx.trx)) as MemoryRow;
     });
-    await this.committed();
     return recordView(updated);
   }
 
   async deleteRecord(projectId: string, schemaName: string, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const row = await this.recordRow(projectId, schemaName, id, trx);
-      await this.remove(trx, row);
+    await this.write(async (tx) => {
+      const row = await this.recordRow(projectId, schemaName, id, tx.trx);
+      await this.remove(tx, row);
     });
-    await this.committed();
   }
 
   /**
@@ -182,8 +177,7 @@ export class Memories {
     }
     const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
     if (rows.length === 0) return [];
-    await this.db.transaction((trx) => this.insertAll(trx, rows));
-    await this.committed();
+    await this.write((tx) => this.insertAll(tx, rows));
     return rows.map(memoryView);
   }
 
@@ -218,16 +212,15 @@ export class Memories {
     if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
     if (input.metadata !== undefined) checkMetadataSize(input.metadata, `memory "${id}"`);
     const now = nowMs();
-    const updated = await this.db.transaction(async (trx) => {
+    const updated = await this.write(async (tx) => {
       const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
-      const changed = await this.rows.update(trx, projectId, id, revision ?? row.revision, { record: row.record, memory, metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
+      const changed = await this.rows.update(tx.trx, projectId, id, revision ?? row.revision, { record: row.record, memory, metadata, updated_at: now, term_count: MemoryKeywords.length(memory) });
       if (changed === 0) throw conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed');
-      if (memory !== row.memory) await this.keywords.write(trx, [{ ...row, memory }]);
-      await this.rows.addHistory(trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
-      await this.outbox.add(trx, projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
-      return (await this.rows.get(projectId, id, trx)) as MemoryRow;
+      if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
+      await this.rows.addHistory(tx.trx, { id: newId(), project_id: projectId, memory_id: id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
+      await tx.add(projectId, envelope('memory.index', { projectId, memoryId: id, revision: row.revision + 1 }));
+      return (await this.rows.get(projectId, id, tx.trx)) as MemoryRow;
     });
-    await this.committed();
     return memoryView(updated);
   }
 
@@ -235,8 +228,7 @@ export class Memories {
   async delete(projectId: string, id: string, revision?: number): Promise<void> {
     const row = await this.row(projectId, id);
     if (revision !== undefined && row.revision !== revision) throw conflict(`Memory "${id}" changed before it could be deleted; read it again and retry.`, 'memory_changed');
-    await this.db.transaction((trx) => this.remove(trx, row));
-    await this.committed();
+    await this.write((tx) => this.remove(tx, row));
   }
 
   /** Deletes every memory of one entity (mem0 deleteAll); returns how many. */
@@ -248,12 +240,11 @@ export class Memories {
     for (;;) {
       const batch = await this.rows.list(projectId, entities as MemoryListFilter, 500, 0);
       if (batch.length === 0) break;
-      await this.db.transaction(async (trx) => {
-        for (const row of batch) await this.remove(trx, row);
+      await this.write(async (tx) => {
+        for (const row of batch) await this.remove(tx, row);
       });
       deleted += batch.length;
     }
-    await this.committed();
     return deleted;
   }
 
@@ -266,16 +257,14 @@ export class Memories {
     if (ids.length === 0) return 0;
     // One lock order for every caller, so concurrent sweeps cannot deadlock on MySQL.
     const sorted = [...ids].sort();
-    const deleted = await this.db.transaction(async (trx) => {
+    return this.write(async (tx) => {
       let count = 0;
       for (const id of sorted) {
-        const row = await this.rows.get(projectId, id, trx);
-        if (row && (await this.remove(trx, row))) count += 1;
+        const row = await this.rows.get(projectId, id, tx.trx);
+        if (row && (await this.remove(tx, row))) count += 1;
       }
       return count;
     });
-    if (deleted > 0) await this.committed();
-    return deleted;
   }
 
   async history(projectId: string, id: string): Promise<HistoryView[]> {
@@ -443,12 +432,12 @@ export class Memories {
   }
 
   /**
-   * After a write committed: its change is counted for every process's keyword caches, then the
-   * outbox relay is woken for its jobs. Only then is the write acknowledged.
+   * Runs a write in one transaction with its jobs. Once it has committed, its change is counted
+   * for every process's keyword caches, then the outbox relay is woken for its jobs. Only then
+   * is the write acknowledged.
    */
-  private async committed(): Promise<void> {
-    await this.keywords.settled();
-    this.onOutboxWrite();
+  private write<T>(work: (tx: OutboxTransaction) => Promise<T>): Promise<T> {
+    return this.outbox.write(work, () => this.keywords.settled());
   }
 
   /**
@@ -456,11 +445,10 @@ export class Memories {
    * `newMemoryRow`): the rows and their keyword index in one transaction, without history or jobs.
    */
   async importRows(rows: MemoryRow[]): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await this.rows.insertMany(trx, rows);
-      await this.keywords.write(trx, rows, true);
+    await this.write(async (tx) => {
+      await this.rows.insertMany(tx.trx, rows);
+      await this.keywords.write(tx.trx, rows, true);
     });
-    await this.keywords.settled();
   }
 
   /**
@@ -485,23 +473,23 @@ export class Memories {
   }
 
   /** New rows, each with its ADD history entry and its indexing job, metered, in the caller's transaction. */
-  private async insertAll(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
-    if (rows.length > 0) await this.usage.increment(trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
+  private async insertAll(tx: OutboxTransaction, rows: MemoryRow[]): Promise<void> {
+    if (rows.length > 0) await this.usage.increment(tx.trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
     for (const row of rows) {
-      await this.rows.insert(trx, row);
+      await this.rows.insert(tx.trx, row);
       // history tells when a change was written (the row's created_at is when its event happened)
-      await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
-      await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
+      await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
+      await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     }
-    await this.keywords.write(trx, rows, true);
+    await this.keywords.write(tx.trx, rows, true);
   }
 
   /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
-  private async remove(trx: Knex.Transaction, row: MemoryRow): Promise<boolean> {
-    if ((await this.rows.delete(trx, row.project_id, row.id)) === 0) return false;
-    await this.keywords.remove(trx, [row.id], row.project_id);
-    await this.rows.addHistory(trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
-    await this.outbox.add(trx, row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+  private async remove(tx: OutboxTransaction, row: MemoryRow): Promise<boolean> {
+    if ((await this.rows.delete(tx.trx, row.project_id, row.id)) === 0) return false;
+    await this.keywords.remove(tx.trx, [row.id], row.project_id);
+    await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
+    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
     return true;
   }
 

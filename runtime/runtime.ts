@@ -21,6 +21,7 @@ import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
 import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import { TransactionalOutbox } from '../db/transactional-outbox.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
 import { UsageRepository } from '../db/repositories/usage.repository.js';
@@ -152,18 +153,19 @@ export class Runtime {
       registry: new RegistryRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
+    const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
-    this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
+    this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
-    const { memories, outbox, usage } = this.repositories;
+    const { memories, usage } = this.repositories;
     // production: API processes and workers tell each other through Redis that memories changed
     const memoryChanges: MemoryChanges =
       config.profile === 'production' ? new RedisMemoryChanges(config.redisUrl as string, config.queuePrefix) : new SingleProcessChanges();
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
-    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
+    this.memories = new Memories(memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords);
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
@@ -171,7 +173,7 @@ export class Runtime {
     this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
-    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
