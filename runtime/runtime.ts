@@ -7,7 +7,11 @@ import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
-import { Memories } from '../core/memories.js';
+import { MemoryIndexer } from '../core/memory/indexing.js';
+import { Memories } from '../core/memory/memories.js';
+import { Records } from '../core/memory/records.js';
+import { MemorySearch } from '../core/memory/search.js';
+import { MemoryWrites } from '../core/memory/writes.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
@@ -100,8 +104,14 @@ export class Runtime {
   readonly indexes: Indexes;
   /** Typed-memory record schemas and their versions. */
   readonly schemas: Schemas;
-  /** Typed records and free-form memories, and memory search. */
+  /** Typed records (`/v1/records`). */
+  readonly records: Records;
+  /** mem0's free-form memories. */
   readonly memories: Memories;
+  /** Memory search over typed records and free-form memories. */
+  readonly memorySearch: MemorySearch;
+  /** The `memory.index` job: a memory's vector derived from its row. */
+  readonly memoryIndexer: MemoryIndexer;
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
   readonly retention: Retention;
   readonly usage: Usage;
@@ -165,16 +175,20 @@ export class Runtime {
     const memoryChanges: MemoryChanges =
       config.profile === 'production' ? new RedisMemoryChanges(config.redisUrl as string, config.queuePrefix) : new SingleProcessChanges();
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
-    this.memories = new Memories(memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords);
-    this.retention = new Retention(this.repositories.schemas, memories, this.memories);
+    const writes = new MemoryWrites(memories, outbox, keywords, usage);
+    this.records = new Records(memories, writes, this.schemas);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders);
+    this.memories = new Memories(memories, writes, this.memorySearch);
+    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders);
+    this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
-    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
-    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
+    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
@@ -274,7 +288,7 @@ export class Runtime {
   handlers(): JobHandlers {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
-      'memory.index': memoryIndexJob(this.memories),
+      'memory.index': memoryIndexJob(this.memoryIndexer),
       'retention.sweep': retentionSweepJob(this.retention),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),
