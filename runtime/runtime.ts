@@ -8,7 +8,11 @@ import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
-import { Memories } from '../core/memories.js';
+import { MemoryIndexer } from '../core/memory/indexing.js';
+import { Memories } from '../core/memory/memories.js';
+import { Records } from '../core/memory/records.js';
+import { MemorySearch } from '../core/memory/search.js';
+import { MemoryWrites } from '../core/memory/writes.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
@@ -22,6 +26,7 @@ import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
 import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import { TransactionalOutbox } from '../db/transactional-outbox.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
 import { UsageRepository } from '../db/repositories/usage.repository.js';
@@ -142,8 +147,14 @@ export class Runtime {
   readonly indexes: Indexes;
   /** Typed-memory record schemas and their versions. */
   readonly schemas: Schemas;
-  /** Typed records and free-form memories, and memory search. */
+  /** Typed records (`/v1/records`). */
+  readonly records: Records;
+  /** mem0's free-form memories. */
   readonly memories: Memories;
+  /** Memory search over typed records and free-form memories. */
+  readonly memorySearch: MemorySearch;
+  /** The `memory.index` job: a memory's vector derived from its row. */
+  readonly memoryIndexer: MemoryIndexer;
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
   readonly retention: Retention;
   readonly usage: Usage;
@@ -196,24 +207,29 @@ export class Runtime {
       registry: new RegistryRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
+    const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
-    this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
+    this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
-    const { memories, outbox, usage } = this.repositories;
+    const { memories, usage } = this.repositories;
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
-    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
-    this.retention = new Retention(this.repositories.schemas, memories, this.memories);
+    const writes = new MemoryWrites(memories, outbox, keywords, usage);
+    this.records = new Records(memories, writes, this.schemas);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders);
+    this.memories = new Memories(memories, writes, this.memorySearch);
+    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders);
+    this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);
     const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
-    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
     const reranker =
       config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
-    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
-    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
+    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
@@ -291,7 +307,7 @@ export class Runtime {
   handlers(): JobHandlers {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
-      'memory.index': memoryIndexJob(this.memories),
+      'memory.index': memoryIndexJob(this.memoryIndexer),
       'retention.sweep': retentionSweepJob(this.retention),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),

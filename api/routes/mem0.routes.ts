@@ -1,4 +1,5 @@
-import { ENTITY_IDS, type AddMemoriesInput, type EntityIds, type HistoryView, type MemoryView } from '../../core/memories.js';
+import type { AddMemoriesInput, HistoryView, MemoryView } from '../../core/memory/memories.js';
+import { ENTITY_IDS, type EntityIds } from '../../core/memory/rows.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, type RouteSpec } from '../route.js';

@@ -1,5 +1,7 @@
 import type { ExtractOutcome, ExtractRequest } from '../../core/extract.js';
-import { ENTITY_IDS, type EntityIds, type MemorySearchInput, type MemorySearchResult, type RecordView, type StoreRecordInput } from '../../core/memories.js';
+import type { RecordView, StoreRecordInput } from '../../core/memory/records.js';
+import { ENTITY_IDS, type EntityIds } from '../../core/memory/rows.js';
+import type { MemorySearchInput, MemorySearchResult } from '../../core/memory/search.js';
 import { iso } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { ERROR_SCHEMA, PAGING_QUERY, type RouteSpec } from '../route.js';
@@ -49,8 +51,6 @@ const errors = {
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
 export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, never>> {
-  const memories = runtime.memories;
-
   const store: RouteSpec<StoreRecordInput, Record<string, never>> = {
     method: 'post',
     path: '/v1/records/:schema',
@@ -67,7 +67,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     responses: { 201: { description: 'The record (embedding_status pending)', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showRecord(await memories.storeRecord(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body));
+      ctx.body = showRecord(await runtime.records.store(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body));
     },
   };
 
@@ -82,7 +82,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     responses: { 200: { description: 'Records', schema: { type: 'object', properties: { records: { type: 'array', items: RECORD_VIEW } } } }, ...errors },
     async handler(ctx) {
       const { limit = 50, offset = 0, ...entities } = ctx.state.query ?? {};
-      const records = await memories.listRecords(ctx.state.principal.projectId, String(ctx.params.schema), entities, limit, offset);
+      const records = await runtime.records.list(ctx.state.principal.projectId, String(ctx.params.schema), entities, limit, offset);
       ctx.body = { records: records.map(showRecord) };
     },
   };
@@ -96,7 +96,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     auth: 'token',
     responses: { 200: { description: 'The record', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
-      ctx.body = showRecord(await memories.getRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id)));
+      ctx.body = showRecord(await runtime.records.get(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id)));
     },
   };
 
@@ -112,7 +112,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     body: { type: 'object', description: "A merge patch of the record's values (application/json or application/merge-patch+json)." },
     responses: { 200: { description: 'The updated record', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
-      ctx.body = showRecord(await memories.patchRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id), ctx.state.body));
+      ctx.body = showRecord(await runtime.records.patch(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id), ctx.state.body));
     },
   };
 
@@ -125,7 +125,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors },
     async handler(ctx) {
-      await memories.deleteRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id));
+      await runtime.records.delete(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id));
       ctx.status = 204;
     },
   };
@@ -178,7 +178,7 @@ export function recordRoutes({ runtime }: RouteDeps): Array<RouteSpec<never, nev
       503: { description: 'The vector store or the embedding model is unavailable', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      ctx.body = { results: (await memories.search(ctx.state.principal.projectId, ctx.state.body)).map(showResult) };
+      ctx.body = { results: (await runtime.memorySearch.search(ctx.state.principal.projectId, ctx.state.body)).map(showResult) };
     },
   };
 
