@@ -3,14 +3,21 @@ import { Repository, Schema, type Entity } from 'redis-om';
 import type { KeyPrincipal } from './repositories/api-keys.repository.js';
 import type { Logger } from '../lib/logger.js';
 
-// The two profiles' caches of resolved API keys. Both are core's `KeyCache`; db/ does not import
-// core/, so that is checked where runtime/ wires them rather than by an `implements` here.
+// The two profiles' caches of resolved API keys, behind one small interface.
+
+/** Where resolved API keys are remembered between requests, keyed by key hash. */
+export interface KeyCache {
+  get(keyHash: string): Promise<KeyPrincipal | undefined>;
+  set(keyHash: string, principal: KeyPrincipal): Promise<void>;
+  delete(keyHash: string): Promise<void>;
+  close(): Promise<void>;
+}
 
 /** How long a cached key stays valid; bounds how long a key revoked elsewhere may still work. */
 export const KEY_CACHE_TTL_SECONDS = 60;
 
 /** Embedded profile: one process, so a map with expiry is the whole cache. */
-export class MemoryKeyCache {
+export class MemoryKeyCache implements KeyCache {
   private readonly entries = new Map<string, { principal: KeyPrincipal; expires: number }>();
 
   constructor(
@@ -55,7 +62,7 @@ type RedisClient = ReturnType<typeof createClient>;
  * needed), shared by every API process. A Redis failure is never an authentication failure:
  * the caller falls back to the database.
  */
-export class RedisKeyCache {
+export class RedisKeyCache implements KeyCache {
   private readonly client: RedisClient;
   private readonly repository: Repository;
   private connecting: Promise<unknown> | null = null;

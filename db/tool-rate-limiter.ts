@@ -2,8 +2,14 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { unavailable } from '../lib/errors.js';
 import { FailFastRedis } from '../lib/redis.js';
 
-// The two profiles' per-minute budgets of agent tool calls. Both are core's `ToolRateLimiter`; db/
-// does not import core/, so that is checked where runtime/ wires them rather than by an `implements` here.
+// The two profiles' per-minute budgets of agent tool calls, behind one small interface.
+
+/** Per-minute call budgets of agent tools, keyed by `${projectId}:${agentId}:${toolId}`. */
+export interface ToolRateLimiter {
+  /** True when a call may go ahead now (and counts it); false when the key's budget for the minute is spent. */
+  take(key: string, perMinute: number): Promise<boolean>;
+  close(): Promise<void>;
+}
 
 const WINDOW_SECONDS = 60;
 /** How long `take` waits for a Redis connection that is being opened before it gives up. */
@@ -27,7 +33,7 @@ async function consume(limiter: RateLimiterAbstract, key: string): Promise<boole
 }
 
 /** Budgets kept in this process: the embedded profile, where one process serves every call. */
-export class MemoryToolRateLimiter {
+export class MemoryToolRateLimiter implements ToolRateLimiter {
   private readonly limiters = new Map<number, RateLimiterMemory>();
 
   async take(key: string, perMinute: number): Promise<boolean> {
@@ -54,7 +60,7 @@ export class MemoryToolRateLimiter {
  * The client does not queue commands while disconnected (`enableOfflineQueue: false`), so an
  * outage is reported at once rather than after the command piles up.
  */
-export class RedisToolRateLimiter {
+export class RedisToolRateLimiter implements ToolRateLimiter {
   private readonly redis: FailFastRedis;
   private readonly limiters = new Map<number, RateLimiterRedis>();
 

@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
-import type { KeyCache } from '../core/key-cache.js';
-import { MemoryKeyCache, RedisKeyCache } from '../db/key-cache.js';
+import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
 import { Embedders } from '../core/embedding/embedders.js';
 import { RecordExtraction } from '../core/extract.js';
 import { Extractors } from '../core/extraction/extractors.js';
@@ -51,8 +50,7 @@ import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
 import { LanguageModels } from '../core/agents/models/language-models.js';
-import type { ToolRateLimiter } from '../core/agents/rate-limiter.js';
-import { MemoryToolRateLimiter, RedisToolRateLimiter } from '../db/tool-rate-limiter.js';
+import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
 import { Secrets, secretsKey } from '../core/secrets.js';
