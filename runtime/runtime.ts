@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
-import { Embedders } from '../core/embedding/embedders.js';
 import { RecordExtraction } from '../core/extract.js';
 import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
@@ -59,6 +58,7 @@ import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Config } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
+import { Providers, type Embedders } from '../providers/registry.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
@@ -95,6 +95,8 @@ export class Runtime {
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
   readonly vectors: VectorStore;
+  /** Every model this server can use: embedding, extraction, chat, reranking. */
+  readonly providers: Providers;
   readonly embedders: Embedders;
   readonly indexes: Indexes;
   /** Typed-memory record schemas and their versions. */
@@ -155,7 +157,8 @@ export class Runtime {
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
-    this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
+    this.providers = new Providers(config, log.child({ component: 'providers' }));
+    this.embedders = this.providers.embedders;
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, outbox, usage } = this.repositories;
@@ -210,7 +213,7 @@ export class Runtime {
     // with the job consumers: a job still reading or embedding a large document is cut short
     // (it runs again, from the start, after the restart) rather than holding shutdown for minutes
     this.shutdown.add('document threads', ShutdownPhase.workers, () => this.knowledge.close());
-    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.embedders.close());
+    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.providers.close());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());

@@ -1,6 +1,6 @@
 import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import { cohereFailure } from '../provider-errors.js';
+import { cohereClient, cohereFailure } from '../../providers/cohere/client.js';
 import { DECISIONS_SCHEMA, decideByModel, type Decision, type FactCandidates } from './decisions.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
@@ -17,7 +17,6 @@ import {
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
-import { cohereClient } from '../provider-clients.js';
 
 /** How to reach Cohere. */
 export interface CohereExtractorOptions {

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import { openaiFailure } from '../provider-errors.js';
+import { openaiClient, openaiFailure } from '../../providers/openai/client.js';
 import { DECISIONS_SCHEMA, decideByModel, type Decision, type FactCandidates } from './decisions.js';
 import {
   EXTRACTION_SYSTEM_PROMPT,
@@ -17,7 +17,6 @@ import {
   type ExtractionSchema,
   type Extractor,
 } from './extractor.js';
-import { openaiClient } from '../provider-clients.js';
 
 /** How to reach an OpenAI-compatible server. */
 export interface OpenAIExtractorOptions {

@@ -1,7 +1,6 @@
 import type { CohereClientV2 } from 'cohere-ai';
 import type { AppError } from '../../lib/errors.js';
-import { cohereFailure } from '../provider-errors.js';
-import { cohereClient } from '../provider-clients.js';
+import { cohereClient, cohereFailure } from '../../providers/cohere/client.js';
 
 /** Orders passages by relevance to a query. */
 export interface Reranker {

@@ -14,7 +14,7 @@ import {
   type ToolInput,
 } from '../agents/agents.js';
 import type { ToolDefinition } from '../agents/tool-runner.js';
-import { DEFAULT_EMBED_MODEL } from '../embedding/embedders.js';
+import { DEFAULT_EMBED_MODEL } from '../../providers/registry.js';
 import { DEFAULT_EXTRACT_MODEL } from '../extraction/extractors.js';
 import type { DeletionProtection, IndexView } from '../indexes.js';
 import { chunking, type CreateKnowledgeInput, type KnowledgeBaseView } from '../knowledge/knowledge.js';

@@ -1,8 +1,7 @@
 import type { Cohere, CohereClientV2 } from 'cohere-ai';
 import type { AppError } from '../../../lib/errors.js';
 import { unavailable } from '../../../lib/errors.js';
-import { cohereClient } from '../../provider-clients.js';
-import { cohereFailure } from '../../provider-errors.js';
+import { cohereClient, cohereFailure } from '../../../providers/cohere/client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, ToolCallRequest } from '../language-model.js';
 import { parseArguments } from './tool-arguments.js';
 

@@ -1,8 +1,7 @@
 import type OpenAI from 'openai';
 import type { AppError } from '../../../lib/errors.js';
 import { unavailable } from '../../../lib/errors.js';
-import { openaiClient } from '../../provider-clients.js';
-import { openaiFailure } from '../../provider-errors.js';
+import { openaiClient, openaiFailure } from '../../../providers/openai/client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, Passage, ToolCallRequest } from '../language-model.js';
 import { parseArguments } from './tool-arguments.js';
 

@@ -1,8 +1,8 @@
 import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import { openaiFailure } from '../provider-errors.js';
-import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
-import { openaiClient } from '../provider-clients.js';
+import type { ClientOptions } from '../remote-calls.js';
+import { openaiClient, openaiFailure } from './client.js';
+import { LearnedDimension, type Embedder, type InputType } from '../embedder.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
 export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -10,17 +10,6 @@ export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-3-large': 3072,
   'text-embedding-ada-002': 1536,
 };
-
-/** How to reach an OpenAI-compatible server. */
-export interface OpenAIEmbedderOptions {
-  /** OPENAI_BASE_URL, the root that `/embeddings` hangs off (e.g. https://api.openai.com/v1). */
-  baseUrl: string;
-  /** OPENAI_API_KEY; servers that need none get the placeholder `unused`. */
-  apiKey: string | null;
-  /** Retries of a 408/409/429/5xx answer inside one call, with the SDK's backoff (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
 
 /**
  * Any OpenAI-compatible `POST /embeddings` endpoint (OpenAI, vLLM, Ollama, LiteLLM, …), float
@@ -41,11 +30,11 @@ export class OpenAIEmbedder implements Embedder {
 
   constructor(
     private readonly name: string,
-    options: OpenAIEmbedderOptions,
+    options: ClientOptions & { baseUrl: string },
   ) {
     this.model = `openai/${name}`;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = openaiClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
+    this.timeoutMs = options.timeoutMs;
+    this.client = openaiClient(options);
   }
 
   /** From the table of known models, else from one call to the server (remembered). */
@@ -85,6 +74,5 @@ export class OpenAIEmbedder implements Embedder {
   private failure(err: unknown): AppError {
     return openaiFailure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
-
 }
 
