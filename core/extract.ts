@@ -4,7 +4,7 @@ import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
 import { checkMetadataSize } from '../contracts/vector-store.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Extractors } from './extraction/extractors.js';
+import type { Extractors } from '../providers/registry.js';
 import { ENTITY_IDS, requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type RecordView } from './memories.js';
 import type { AddedMemory, MemoryDecisions } from './memory-decisions.js';
 import { validateRecord, type Schemas } from './schemas.js';

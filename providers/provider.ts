@@ -1,9 +1,11 @@
 import type { Config } from '../lib/config.js';
 import type { Embedder } from './embedder.js';
+import type { Extractor } from './extractor.js';
 
 /** What Cairn asks of models, and the interface a model of each capability has. */
 export interface CapabilityModels {
   embed: Embedder;
+  extract: Extractor;
 }
 
 /** One of embed, extract, chat, rerank. */

@@ -7,6 +7,8 @@ import { remoteModelName, type Capability, type CapabilityModels, type Provider,
 
 /** The model an index gets when it names none, and what plain `local` means. */
 export const DEFAULT_EMBED_MODEL = `local/${LOCAL_EMBED_MODEL}`;
+/** The model extraction uses when none is named: the deterministic offline one. */
+export const DEFAULT_EXTRACT_MODEL = 'local';
 
 /** How a capability's model names read, and the codes of a name that cannot be used. */
 interface Terms {
@@ -31,6 +33,14 @@ const TERMS: Readonly<Record<Capability, Terms>> = {
     defaultModel: DEFAULT_EMBED_MODEL,
     unknownCode: 'unknown_embed_model',
     unavailableCode: 'embed_model_unavailable',
+  },
+  extract: {
+    noun: 'language model',
+    naming: 'Language models are named local, cohere/<model> or openai/<model> (e.g. local, cohere/command-a-03-2025, openai/gpt-4o-mini).',
+    providers: ['local', 'cohere', 'openai'],
+    defaultModel: DEFAULT_EXTRACT_MODEL,
+    unknownCode: 'unknown_model',
+    unavailableCode: 'model_unavailable',
   },
 };
 
@@ -66,6 +76,7 @@ function splitName(name: string): [ProviderName, string] {
  */
 export class Providers {
   readonly embedders: Embedders;
+  readonly extractors: Extractors;
   private readonly local: LocalProvider;
   private readonly providers: Readonly<Record<ProviderName, Provider>>;
   private readonly cache = new Map<string, CapabilityModels[Capability]>();
@@ -78,6 +89,7 @@ export class Providers {
     this.local = new LocalProvider(config, logger);
     this.providers = { local: this.local, cohere: new CohereProvider(config, tuning), openai: new OpenAIProvider(config, tuning) };
     this.embedders = new Models(this, 'embed');
+    this.extractors = new Models(this, 'extract');
   }
 
   /**
@@ -140,3 +152,5 @@ export class Models<C extends Capability> {
 
 /** The embedding models (`local/all-MiniLM-L6-v2`, `cohere/embed-v4.0`, `openai/<model>`). */
 export type Embedders = Models<'embed'>;
+/** The language models that pull a record's values out of text (`local`, `cohere/<model>`, `openai/<model>`). */
+export type Extractors = Models<'extract'>;

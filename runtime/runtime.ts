@@ -2,7 +2,6 @@ import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
 import { RecordExtraction } from '../core/extract.js';
-import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
@@ -58,7 +57,9 @@ import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Config } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
+import { CohereApi } from '../providers/cohere/client.js';
 import { Providers, type Embedders } from '../providers/registry.js';
+import { clientOptions } from '../providers/remote-calls.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
@@ -169,11 +170,10 @@ export class Runtime {
     this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
     this.retention = new Retention(this.repositories.schemas, memories, this.memories);
     this.usage = new Usage(this.repositories.usage);
-    const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
-    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
+    this.extraction = new RecordExtraction(this.schemas, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
     const reranker =
-      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
+      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, new CohereApi(clientOptions(config.cohereApiKey, config.cohereBaseUrl, {}, 30_000))) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,

@@ -2,8 +2,7 @@ import { AppError, badRequest, type FieldError } from '../../lib/errors.js';
 import { checkRuleAction, DEFAULT_AGENT_MODEL, validateFlow, type AgentInput, type Agents, type ToolInput } from '../agents/agents.js';
 import { compileCondition } from '../agents/conditions.js';
 import type { LanguageModels } from '../agents/models/language-models.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
-import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_EXTRACT_MODEL, modelName, type Embedders } from '../../providers/registry.js';
 import type { Indexes } from '../indexes.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import { assertDefinition, SCHEMA_LIMITS, type Schemas } from '../schemas.js';
@@ -118,7 +117,7 @@ export class ProjectSpecs {
   constructor(private readonly services: ProjectSpecServices) {
     this.models = {
       chat: (name) => services.languageModels.validate(name),
-      knowledge: (name) => normalizeExtractModelName(name),
+      knowledge: (name) => modelName('extract', name),
       embed: (name) => services.embedders.validate(name),
     };
   }

@@ -14,8 +14,7 @@ import {
   type ToolInput,
 } from '../agents/agents.js';
 import type { ToolDefinition } from '../agents/tool-runner.js';
-import { DEFAULT_EMBED_MODEL } from '../../providers/registry.js';
-import { DEFAULT_EXTRACT_MODEL } from '../extraction/extractors.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_EXTRACT_MODEL } from '../../providers/registry.js';
 import type { DeletionProtection, IndexView } from '../indexes.js';
 import { chunking, type CreateKnowledgeInput, type KnowledgeBaseView } from '../knowledge/knowledge.js';
 import { defaultEmbedTemplate, type RecordJsonSchema, type RecordSchemaView, type Retention } from '../schemas.js';

@@ -1,7 +1,5 @@
-import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import type { ClientOptions } from '../remote-calls.js';
-import { cohereClient, cohereFailure } from './client.js';
+import type { CohereApi } from './client.js';
 import { LearnedDimension, type Embedder, type InputType } from '../embedder.js';
 
 /** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
@@ -26,17 +24,13 @@ const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as co
 export class CohereEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 96;
-  private readonly client: CohereClientV2;
-  private readonly timeoutMs: number;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
-    options: ClientOptions,
+    private readonly api: CohereApi,
   ) {
     this.model = `cohere/${name}`;
-    this.timeoutMs = options.timeoutMs;
-    this.client = cohereClient(options);
   }
 
   /** From the table of known models, else from one call to Cohere (remembered). */
@@ -53,7 +47,7 @@ export class CohereEmbedder implements Embedder {
       const batch = texts.slice(start, start + this.maxBatch);
       let floats: number[][] | undefined;
       try {
-        const response = await this.client.embed({
+        const response = await this.api.client.embed({
           model: this.name,
           texts: batch,
           inputType: INPUT_TYPES[inputType],
@@ -73,7 +67,7 @@ export class CohereEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    return cohereFailure(err, { where: 'Cohere', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
+    return this.api.failure(err, { where: 'Cohere', model: this.name, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import { BatchingEmbedder } from '../batching.embedder.js';
 import type { Capability, Naming, Provider, ProviderConfig, ProviderModels, Unusable } from '../provider.js';
+import { LocalExtractor } from './local.extractor.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
 import { LocalModelThread } from './local-model.thread.js';
 
@@ -10,9 +11,13 @@ export const LOCAL_EMBED_MODEL = 'all-MiniLM-L6-v2';
 
 /**
  * The canonical name of `local` (`model` null) or `local/<model>` for a capability: embedding
- * names one of `LOCAL_MODELS` in any case (plain `local`: `LOCAL_EMBED_MODEL`).
+ * names one of `LOCAL_MODELS` in any case (plain `local`: `LOCAL_EMBED_MODEL`); the one local
+ * language model is plain `local`.
  */
-export function localModelName(_capability: Capability, model: string | null): Naming {
+export function localModelName(capability: Capability, model: string | null): Naming {
+  if (capability !== 'embed') {
+    return model === null ? { name: 'local' } : { problem: `There is no local language model "${model}"; the local model is named just local.` };
+  }
   if (model === null) return { name: `local/${LOCAL_EMBED_MODEL}` };
   if (model === '' || /\s/.test(model)) return { problem: null };
   const canonical = Object.keys(LOCAL_MODELS).find((m) => m.toLowerCase() === model.toLowerCase());
@@ -24,7 +29,8 @@ export function localModelName(_capability: Capability, model: string | null): N
 
 /**
  * The models that run in this process: sentence embedding on a worker thread of its own
- * (`LocalModelThread`, shared by every local embedder; ended by `close`).
+ * (`LocalModelThread`, shared by every local embedder; ended by `close`), and the deterministic
+ * extraction model.
  */
 export class LocalProvider implements Provider {
   readonly models: ProviderModels;
@@ -36,6 +42,7 @@ export class LocalProvider implements Provider {
     this.models = {
       // one provider call at a time: the model already uses every core
       embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.thread), 1),
+      extract: () => new LocalExtractor(),
     };
   }
 

@@ -2,9 +2,23 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import { AppError, unavailable } from '../../lib/errors.js';
 import { failureByStatus, reasonOf, unreachable, type CallContext, type ClientOptions } from '../remote-calls.js';
 
-/** A client of an OpenAI-compatible server (OPENAI_BASE_URL). */
-export function openaiClient(options: ClientOptions & { baseUrl: string }): OpenAI {
-  return new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey ?? 'unused', maxRetries: options.maxRetries, timeout: options.timeoutMs });
+/**
+ * An OpenAI-compatible server (OPENAI_BASE_URL) as this server reaches it: one client, shared by
+ * the models built on it, and how its failures read.
+ */
+export class OpenAIApi {
+  readonly client: OpenAI;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClientOptions & { baseUrl: string }) {
+    this.client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey ?? 'unused', maxRetries: options.maxRetries, timeout: options.timeoutMs });
+    this.timeoutMs = options.timeoutMs;
+  }
+
+  /** A failed call of `call.model` as Cairn's error (`openaiFailure`). */
+  failure(err: unknown, call: Omit<CallContext, 'timeoutMs'>): AppError {
+    return openaiFailure(err, { ...call, timeoutMs: this.timeoutMs });
+  }
 }
 
 /** An error of the openai SDK as Cairn's error: unreachable or timed out → 503, else by status. */

@@ -1,7 +1,6 @@
 import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import type { ClientOptions } from '../remote-calls.js';
-import { openaiClient, openaiFailure } from './client.js';
+import type { OpenAIApi } from './client.js';
 import { LearnedDimension, type Embedder, type InputType } from '../embedder.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
@@ -24,17 +23,13 @@ export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 256;
-  private readonly client: OpenAI;
-  private readonly timeoutMs: number;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
-    options: ClientOptions & { baseUrl: string },
+    private readonly api: OpenAIApi,
   ) {
     this.model = `openai/${name}`;
-    this.timeoutMs = options.timeoutMs;
-    this.client = openaiClient(options);
   }
 
   /** From the table of known models, else from one call to the server (remembered). */
@@ -51,7 +46,7 @@ export class OpenAIEmbedder implements Embedder {
       const batch = texts.slice(start, start + this.maxBatch);
       let data: OpenAI.Embeddings.Embedding[];
       try {
-        const response = await this.client.embeddings.create({ model: this.name, input: batch, encoding_format: 'float' });
+        const response = await this.api.client.embeddings.create({ model: this.name, input: batch, encoding_format: 'float' });
         data = response.data;
       } catch (err) {
         throw this.failure(err);
@@ -72,7 +67,7 @@ export class OpenAIEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    return openaiFailure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
+    return this.api.failure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
 }
 

@@ -1,7 +1,11 @@
 import type { Config } from '../../../lib/config.js';
 import { badRequest } from '../../../lib/errors.js';
 import type { Logger } from '../../../lib/logger.js';
-import { normalizeExtractModelName, type ExtractProvider } from '../../extraction/extractors.js';
+import { modelName } from '../../../providers/registry.js';
+import type { ProviderName } from '../../../providers/provider.js';
+import { CohereApi } from '../../../providers/cohere/client.js';
+import { OpenAIApi } from '../../../providers/openai/client.js';
+import { clientOptions } from '../../../providers/remote-calls.js';
 import type { LanguageModel } from '../language-model.js';
 import { CohereLanguageModel } from './cohere.model.js';
 import { LocalLanguageModel } from './local.model.js';
@@ -20,7 +24,7 @@ export interface LanguageModelsOptions {
 
 /**
  * The chat models this server can run agents with, built from its configuration. Names are
- * those of extraction (`local`, `cohere/<model>`, `openai/<model>`; `normalizeExtractModelName`).
+ * those of extraction (`local`, `cohere/<model>`, `openai/<model>`; `modelName`).
  * `get` hands out one shared model per name; `validate` says whether a name is usable without
  * calling anyone.
  */
@@ -39,7 +43,7 @@ export class LanguageModels {
    * not configured here (no COHERE_API_KEY, no OPENAI_BASE_URL).
    */
   validate(model: string): string {
-    const name = normalizeExtractModelName(model);
+    const name = modelName('extract', model);
     if (name.startsWith('cohere/') && this.config.cohereApiKey === null) {
       throw badRequest(
         'model_unavailable',
@@ -69,15 +73,15 @@ export class LanguageModels {
 
   private create(name: string): LanguageModel {
     const slash = name.indexOf('/');
-    const provider = (slash === -1 ? name : name.slice(0, slash)) as ExtractProvider;
+    const provider = (slash === -1 ? name : name.slice(0, slash)) as ProviderName;
     const modelName = name.slice(slash + 1);
     switch (provider) {
       case 'local':
         return new LocalLanguageModel();
       case 'cohere':
-        return new CohereLanguageModel(modelName, { apiKey: this.config.cohereApiKey as string, baseUrl: this.config.cohereBaseUrl, ...this.options });
+        return new CohereLanguageModel(modelName, new CohereApi(clientOptions(this.config.cohereApiKey, this.config.cohereBaseUrl, this.options)));
       case 'openai':
-        return new OpenAILanguageModel(modelName, { baseUrl: this.config.openaiBaseUrl as string, apiKey: this.config.openaiApiKey, ...this.options });
+        return new OpenAILanguageModel(modelName, new OpenAIApi({ ...clientOptions(this.config.openaiApiKey, this.config.openaiBaseUrl, this.options), baseUrl: this.config.openaiBaseUrl as string }));
     }
   }
 }
