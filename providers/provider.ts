@@ -1,11 +1,13 @@
 import type { Config } from '../lib/config.js';
 import type { Embedder } from './embedder.js';
 import type { Extractor } from './extractor.js';
+import type { LanguageModel } from './language-model.js';
 
 /** What Cairn asks of models, and the interface a model of each capability has. */
 export interface CapabilityModels {
   embed: Embedder;
   extract: Extractor;
+  chat: LanguageModel;
 }
 
 /** One of embed, extract, chat, rerank. */

@@ -8,7 +8,9 @@ import { remoteModelName, type Capability, type CapabilityModels, type Provider,
 /** The model an index gets when it names none, and what plain `local` means. */
 export const DEFAULT_EMBED_MODEL = `local/${LOCAL_EMBED_MODEL}`;
 /** The model extraction uses when none is named: the deterministic offline one. */
-export const DEFAULT_EXTRACT_MODEL = 'local';
+const DEFAULT_EXTRACT_MODEL = 'local';
+/** The chat model an agent uses when none is named: the deterministic offline one. */
+export const DEFAULT_LANGUAGE_MODEL = 'local';
 
 /** How a capability's model names read, and the codes of a name that cannot be used. */
 interface Terms {
@@ -25,6 +27,15 @@ interface Terms {
   unavailableCode: string;
 }
 
+/** Extraction and chat models alike: `local`, `cohere/<model>`, `openai/<model>`. */
+const LANGUAGE_MODELS: Omit<Terms, 'defaultModel'> = {
+  noun: 'language model',
+  naming: 'Language models are named local, cohere/<model> or openai/<model> (e.g. local, cohere/command-a-03-2025, openai/gpt-4o-mini).',
+  providers: ['local', 'cohere', 'openai'],
+  unknownCode: 'unknown_model',
+  unavailableCode: 'model_unavailable',
+};
+
 const TERMS: Readonly<Record<Capability, Terms>> = {
   embed: {
     noun: 'embedding model',
@@ -34,14 +45,8 @@ const TERMS: Readonly<Record<Capability, Terms>> = {
     unknownCode: 'unknown_embed_model',
     unavailableCode: 'embed_model_unavailable',
   },
-  extract: {
-    noun: 'language model',
-    naming: 'Language models are named local, cohere/<model> or openai/<model> (e.g. local, cohere/command-a-03-2025, openai/gpt-4o-mini).',
-    providers: ['local', 'cohere', 'openai'],
-    defaultModel: DEFAULT_EXTRACT_MODEL,
-    unknownCode: 'unknown_model',
-    unavailableCode: 'model_unavailable',
-  },
+  extract: { ...LANGUAGE_MODELS, defaultModel: DEFAULT_EXTRACT_MODEL },
+  chat: { ...LANGUAGE_MODELS, defaultModel: DEFAULT_LANGUAGE_MODEL },
 };
 
 /**
@@ -77,6 +82,7 @@ function splitName(name: string): [ProviderName, string] {
 export class Providers {
   readonly embedders: Embedders;
   readonly extractors: Extractors;
+  readonly languageModels: LanguageModels;
   private readonly local: LocalProvider;
   private readonly providers: Readonly<Record<ProviderName, Provider>>;
   private readonly cache = new Map<string, CapabilityModels[Capability]>();
@@ -90,6 +96,7 @@ export class Providers {
     this.providers = { local: this.local, cohere: new CohereProvider(config, tuning), openai: new OpenAIProvider(config, tuning) };
     this.embedders = new Models(this, 'embed');
     this.extractors = new Models(this, 'extract');
+    this.languageModels = new Models(this, 'chat');
   }
 
   /**
@@ -154,3 +161,5 @@ export class Models<C extends Capability> {
 export type Embedders = Models<'embed'>;
 /** The language models that pull a record's values out of text (`local`, `cohere/<model>`, `openai/<model>`). */
 export type Extractors = Models<'extract'>;
+/** The chat models agents run with, tool calling included (`local`, `cohere/<model>`, `openai/<model>`). */
+export type LanguageModels = Models<'chat'>;

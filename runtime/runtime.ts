@@ -42,7 +42,6 @@ import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js'
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
-import { LanguageModels } from '../core/agents/models/language-models.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../core/agents/rate-limiter.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
@@ -58,7 +57,7 @@ import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Config } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { CohereApi } from '../providers/cohere/client.js';
-import { Providers, type Embedders } from '../providers/registry.js';
+import { Providers, type Embedders, type LanguageModels } from '../providers/registry.js';
 import { clientOptions } from '../providers/remote-calls.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
@@ -180,7 +179,7 @@ export class Runtime {
       pageSize: RECONCILE_PAGE,
     });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
-    this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
+    this.languageModels = this.providers.languageModels;
     this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas);
     this.projectSpecs = new ProjectSpecs({
       agents: this.agents,

@@ -10,8 +10,8 @@ import { FLOW_LIMITS, type Agents, type FlowNode, type LoadedAgent, type RuleVie
 import { runDetail, runSummary, type RunDetail, type RunSummary, type StoredDetail } from './runs.js';
 import { compileCondition, compileValue } from './conditions.js';
 import type { Guardrails, Verdict } from './guardrails.js';
-import type { LanguageModel, ModelMessage, ModelReply, Passage, ToolCallRequest, ToolSpec } from './language-model.js';
-import type { LanguageModels } from './models/language-models.js';
+import type { LanguageModel, ModelMessage, ModelReply, Passage, ToolCallRequest, ToolSpec } from '../../providers/language-model.js';
+import type { LanguageModels } from '../../providers/registry.js';
 import type { ToolCallStatus, ToolDefinition, ToolRunner } from './tool-runner.js';
 
 /** A message of a chat request. */

@@ -8,7 +8,7 @@ import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { modelCollection } from '../model-collection.js';
-import { DEFAULT_EMBED_MODEL, DEFAULT_EXTRACT_MODEL, modelName, type Embedders } from '../../providers/registry.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders } from '../../providers/registry.js';
 import { reciprocalRankFusion } from '../ranking.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../../contracts/filter/filter.js';
 import { DocumentReader } from './document-reader.js';
@@ -130,7 +130,7 @@ export class Knowledge {
   }
 
   async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
-    const model = modelName('extract', input.model ?? DEFAULT_EXTRACT_MODEL);
+    const model = modelName('chat', input.model ?? DEFAULT_LANGUAGE_MODEL);
     const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
     const { chunk_size: size, chunk_overlap: overlap } = chunking(input);
     const now = nowMs();

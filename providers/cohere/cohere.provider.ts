@@ -4,6 +4,7 @@ import { clientOptions } from '../remote-calls.js';
 import { CohereApi } from './client.js';
 import { CohereEmbedder } from './cohere.embedder.js';
 import { CohereExtractor } from './cohere.extractor.js';
+import { CohereLanguageModel } from './cohere.model.js';
 
 /** Cohere's models (COHERE_API_KEY, COHERE_BASE_URL), all on one client. */
 export class CohereProvider implements Provider {
@@ -18,6 +19,7 @@ export class CohereProvider implements Provider {
       // concurrent callers (e.g. indexing jobs) share provider calls
       embed: (model) => new BatchingEmbedder(new CohereEmbedder(model, this.api()), 4),
       extract: (model) => new CohereExtractor(model, this.api()),
+      chat: (model) => new CohereLanguageModel(model, this.api()),
     };
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from '../../lib/logger.js';
 import { BatchingEmbedder } from '../batching.embedder.js';
 import type { Capability, Naming, Provider, ProviderConfig, ProviderModels, Unusable } from '../provider.js';
 import { LocalExtractor } from './local.extractor.js';
+import { LocalLanguageModel } from './local.model.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
 import { LocalModelThread } from './local-model.thread.js';
 
@@ -30,7 +31,7 @@ export function localModelName(capability: Capability, model: string | null): Na
 /**
  * The models that run in this process: sentence embedding on a worker thread of its own
  * (`LocalModelThread`, shared by every local embedder; ended by `close`), and the deterministic
- * extraction model.
+ * language model `local` for extraction and chat.
  */
 export class LocalProvider implements Provider {
   readonly models: ProviderModels;
@@ -43,6 +44,7 @@ export class LocalProvider implements Provider {
       // one provider call at a time: the model already uses every core
       embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.thread), 1),
       extract: () => new LocalExtractor(),
+      chat: () => new LocalLanguageModel(),
     };
   }
 

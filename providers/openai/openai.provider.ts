@@ -4,6 +4,7 @@ import { clientOptions } from '../remote-calls.js';
 import { OpenAIApi } from './client.js';
 import { OpenAIEmbedder } from './openai.embedder.js';
 import { OpenAIExtractor } from './openai.extractor.js';
+import { OpenAILanguageModel } from './openai.model.js';
 
 /** The models of an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY), all on one client. */
 export class OpenAIProvider implements Provider {
@@ -18,6 +19,7 @@ export class OpenAIProvider implements Provider {
       // concurrent callers (e.g. indexing jobs) share provider calls
       embed: (model) => new BatchingEmbedder(new OpenAIEmbedder(model, this.api()), 4),
       extract: (model) => new OpenAIExtractor(model, this.api()),
+      chat: (model) => new OpenAILanguageModel(model, this.api()),
     };
   }
 

@@ -1,9 +1,9 @@
 import type { Cohere } from 'cohere-ai';
-import type { AppError } from '../../../lib/errors.js';
-import { unavailable } from '../../../lib/errors.js';
-import type { CohereApi } from '../../../providers/cohere/client.js';
+import type { AppError } from '../../lib/errors.js';
+import { unavailable } from '../../lib/errors.js';
+import type { CohereApi } from './client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, ToolCallRequest } from '../language-model.js';
-import { parseArguments } from './tool-arguments.js';
+import { functionTools, parseArguments } from '../function-tools.js';
 
 /**
  * Cohere's v2 chat API (`POST /v2/chat`) with tool use and grounded generation: the
@@ -33,9 +33,7 @@ export class CohereLanguageModel implements LanguageModel {
       model: this.name,
       messages: cohereMessages(request),
       ...(request.documents.length > 0 ? { documents: request.documents.map((p) => ({ id: p.id, data: { title: p.filename, text: p.text } })) } : {}),
-      ...(request.tools.length > 0
-        ? { tools: request.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-        : {}),
+      ...(request.tools.length > 0 ? { tools: functionTools(request.tools) } : {}),
     };
     const passages = new Set(request.documents.map((p) => p.id));
     try {

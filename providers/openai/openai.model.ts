@@ -1,9 +1,9 @@
 import type OpenAI from 'openai';
-import type { AppError } from '../../../lib/errors.js';
-import { unavailable } from '../../../lib/errors.js';
-import type { OpenAIApi } from '../../../providers/openai/client.js';
+import type { AppError } from '../../lib/errors.js';
+import { unavailable } from '../../lib/errors.js';
+import type { OpenAIApi } from './client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, Passage, ToolCallRequest } from '../language-model.js';
-import { parseArguments } from './tool-arguments.js';
+import { functionTools, parseArguments } from '../function-tools.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
@@ -45,9 +45,7 @@ export class OpenAILanguageModel implements LanguageModel {
     const body: ChatRequest = {
       model: this.name,
       messages: openaiMessages(request),
-      ...(request.tools.length > 0
-        ? { tools: request.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-        : {}),
+      ...(request.tools.length > 0 ? { tools: functionTools(request.tools) } : {}),
     };
     try {
       return options.onText === undefined ? await this.complete(body, request.documents, options.signal) : await this.stream(body, request.documents, options.onText, options.signal);
