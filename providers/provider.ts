@@ -2,12 +2,14 @@ import type { Config } from '../lib/config.js';
 import type { Embedder } from './embedder.js';
 import type { Extractor } from './extractor.js';
 import type { LanguageModel } from './language-model.js';
+import type { Reranker } from './reranker.js';
 
 /** What Cairn asks of models, and the interface a model of each capability has. */
 export interface CapabilityModels {
   embed: Embedder;
   extract: Extractor;
   chat: LanguageModel;
+  rerank: Reranker;
 }
 
 /** One of embed, extract, chat, rerank. */
@@ -23,7 +25,7 @@ export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'op
 export interface ProvidersOptions {
   /** Retries of a transient provider answer (408/429/5xx) within one call; default 2. */
   maxRetries?: number;
-  /** Per-call timeout of a provider request; default 60 s. */
+  /** Per-call timeout of a provider request; default 60 s (reranking: 30 s). */
   timeoutMs?: number;
 }
 

@@ -19,8 +19,8 @@ interface Terms {
   /** How names look, said after a name that does not. */
   naming: string;
   providers: readonly ProviderName[];
-  /** The model used when none is named, suggested when a named one cannot be used. */
-  defaultModel: string;
+  /** The model used when none is named, suggested when a named one cannot be used; null when there is no other to suggest. */
+  defaultModel: string | null;
   /** 400 for a malformed name or an unknown provider or model. */
   unknownCode: string;
   /** 400 for a model this server is not set up for. */
@@ -47,6 +47,14 @@ const TERMS: Readonly<Record<Capability, Terms>> = {
   },
   extract: { ...LANGUAGE_MODELS, defaultModel: DEFAULT_EXTRACT_MODEL },
   chat: { ...LANGUAGE_MODELS, defaultModel: DEFAULT_LANGUAGE_MODEL },
+  rerank: {
+    noun: 'reranking model',
+    naming: 'Reranking models are named cohere/<model> (e.g. cohere/rerank-v3.5).',
+    providers: ['cohere'],
+    defaultModel: null,
+    unknownCode: 'unknown_model',
+    unavailableCode: 'model_unavailable',
+  },
 };
 
 /**
@@ -83,6 +91,7 @@ export class Providers {
   readonly embedders: Embedders;
   readonly extractors: Extractors;
   readonly languageModels: LanguageModels;
+  readonly rerankers: Rerankers;
   private readonly local: LocalProvider;
   private readonly providers: Readonly<Record<ProviderName, Provider>>;
   private readonly cache = new Map<string, CapabilityModels[Capability]>();
@@ -97,6 +106,7 @@ export class Providers {
     this.embedders = new Models(this, 'embed');
     this.extractors = new Models(this, 'extract');
     this.languageModels = new Models(this, 'chat');
+    this.rerankers = new Models(this, 'rerank');
   }
 
   /**
@@ -113,12 +123,12 @@ export class Providers {
     if ('problem' in unusable) throw badRequest(terms.unavailableCode, unusable.problem);
     throw badRequest(
       terms.unavailableCode,
-      `${name} needs ${unusable.needs}, which this server does not have: an operator must set it, or choose another model (e.g. ${terms.defaultModel}).`,
+      `${name} needs ${unusable.needs}, which this server does not have: an operator must set it${terms.defaultModel !== null ? `, or choose another model (e.g. ${terms.defaultModel})` : ''}.`,
     );
   }
 
   /** The shared model for `model` (any accepted spelling; default: the capability's); throws like `validate`. */
-  get<C extends Capability>(capability: C, model: string = TERMS[capability].defaultModel): CapabilityModels[C] {
+  get<C extends Capability>(capability: C, model: string = TERMS[capability].defaultModel ?? ''): CapabilityModels[C] {
     const name = this.validate(capability, model);
     const key = `${capability}:${name}`;
     let instance = this.cache.get(key) as CapabilityModels[C] | undefined;
@@ -163,3 +173,5 @@ export type Embedders = Models<'embed'>;
 export type Extractors = Models<'extract'>;
 /** The chat models agents run with, tool calling included (`local`, `cohere/<model>`, `openai/<model>`). */
 export type LanguageModels = Models<'chat'>;
+/** The models that order passages by relevance to a query (`cohere/<model>`). */
+export type Rerankers = Models<'rerank'>;

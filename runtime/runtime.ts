@@ -37,7 +37,6 @@ import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
 import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
 import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.job.js';
 import { Knowledge } from '../core/knowledge/knowledge.js';
-import { CohereReranker } from '../core/knowledge/reranker.js';
 import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
@@ -56,9 +55,7 @@ import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Config } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
-import { CohereApi } from '../providers/cohere/client.js';
 import { Providers, type Embedders, type LanguageModels } from '../providers/registry.js';
-import { clientOptions } from '../providers/remote-calls.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
@@ -171,8 +168,7 @@ export class Runtime {
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.extraction = new RecordExtraction(this.schemas, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
-    const reranker =
-      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, new CohereApi(clientOptions(config.cohereApiKey, config.cohereBaseUrl, {}, 30_000))) : null;
+    const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,

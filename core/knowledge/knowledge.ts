@@ -14,7 +14,7 @@ import { parseFilter, type FilterNode, type FilterScope } from '../../contracts/
 import { DocumentReader } from './document-reader.js';
 import { DOCUMENT_LIMITS, overLimit, UnreadableDocument, uploadOverLimit, type SourceType } from './documents.js';
 import { KeywordIndexes } from './keyword.js';
-import type { Reranker } from './reranker.js';
+import type { Reranker } from '../../providers/reranker.js';
 
 /** What knowledge search filters may name: the document's columns and its metadata (`metadata.<key>`). */
 export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {

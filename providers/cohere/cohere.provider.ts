@@ -5,8 +5,12 @@ import { CohereApi } from './client.js';
 import { CohereEmbedder } from './cohere.embedder.js';
 import { CohereExtractor } from './cohere.extractor.js';
 import { CohereLanguageModel } from './cohere.model.js';
+import { CohereReranker } from './cohere.reranker.js';
 
-/** Cohere's models (COHERE_API_KEY, COHERE_BASE_URL), all on one client. */
+/** Per-call timeout of a rerank request unless the registry's tuning sets one. */
+const RERANK_TIMEOUT_MS = 30_000;
+
+/** Cohere's models (COHERE_API_KEY, COHERE_BASE_URL). */
 export class CohereProvider implements Provider {
   readonly models: ProviderModels;
   private client: CohereApi | null = null;
@@ -20,6 +24,8 @@ export class CohereProvider implements Provider {
       embed: (model) => new BatchingEmbedder(new CohereEmbedder(model, this.api()), 4),
       extract: (model) => new CohereExtractor(model, this.api()),
       chat: (model) => new CohereLanguageModel(model, this.api()),
+      // a client of its own: a person's search waits on it, so it gives up sooner
+      rerank: (model) => new CohereReranker(model, new CohereApi(clientOptions(config.cohereApiKey, config.cohereBaseUrl, tuning, RERANK_TIMEOUT_MS))),
     };
   }
 

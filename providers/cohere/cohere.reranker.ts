@@ -1,12 +1,6 @@
 import type { AppError } from '../../lib/errors.js';
-import type { CohereApi } from '../../providers/cohere/client.js';
-
-/** Orders passages by relevance to a query. */
-export interface Reranker {
-  readonly model: string;
-  /** The best `topN` passages as indexes into `documents`, best first, with their relevance (0–1). */
-  rerank(query: string, documents: string[], topN: number): Promise<Array<{ index: number; score: number }>>;
-}
+import type { Reranker } from '../reranker.js';
+import type { CohereApi } from './client.js';
 
 /**
  * Cohere's rerank API (`POST /v2/rerank`). Failures: unreachable, timed out, 429 or 5xx and a
