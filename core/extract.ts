@@ -4,7 +4,7 @@ import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
 import { checkMetadataSize } from '../contracts/vector-store.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Extractors } from './extraction/extractors.js';
+import type { Extractors } from '../providers/registry.js';
 import type { AddMemoriesInput, Memories } from './memory/memories.js';
 import type { RecordView, Records } from './memory/records.js';
 import { ENTITY_IDS, requireEntity, type EntityIds } from './memory/rows.js';

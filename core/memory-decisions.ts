@@ -1,9 +1,8 @@
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { cosine } from './ranking.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
-import type { Decision, FactCandidates, MemoryEvent } from './extraction/decisions.js';
-import type { Extractor } from './extraction/extractor.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../providers/registry.js';
+import type { Decision, Extractor, FactCandidates, MemoryEvent } from '../providers/extractor.js';
 import type { Memories, MemoryView, RelatedMemory } from './memory/memories.js';
 import { requireEntity, type MemoryOwner } from './memory/rows.js';
 

@@ -1,9 +1,7 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
-import { Embedders } from '../core/embedding/embedders.js';
 import { RecordExtraction } from '../core/extract.js';
-import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
@@ -44,12 +42,10 @@ import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
 import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
 import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.job.js';
 import { Knowledge } from '../core/knowledge/knowledge.js';
-import { CohereReranker } from '../core/knowledge/reranker.js';
 import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
-import { LanguageModels } from '../core/agents/models/language-models.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
@@ -64,6 +60,7 @@ import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
+import { Providers, type Embedders, type LanguageModels } from '../providers/registry.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
@@ -141,6 +138,8 @@ export class Runtime {
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
   readonly vectors: VectorStore;
+  /** Every model this server can use: embedding, extraction, chat, reranking. */
+  readonly providers: Providers;
   readonly embedders: Embedders;
   readonly indexes: Indexes;
   /** Typed-memory record schemas and their versions. */
@@ -209,7 +208,8 @@ export class Runtime {
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
-    this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
+    this.providers = new Providers(config, log.child({ component: 'providers' }));
+    this.embedders = this.providers.embedders;
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
     const { memories, usage } = this.repositories;
@@ -221,18 +221,16 @@ export class Runtime {
     this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders);
     this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);
-    const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
-    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
-    const reranker =
-      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
+    const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
-    this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
+    this.languageModels = this.providers.languageModels;
     this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas);
     this.projectSpecs = new ProjectSpecs({
       agents: this.agents,
@@ -262,7 +260,7 @@ export class Runtime {
     // with the job consumers: a job still reading or embedding a large document is cut short
     // (it runs again, from the start, after the restart) rather than holding shutdown for minutes
     this.shutdown.add('document threads', ShutdownPhase.workers, () => this.knowledge.close());
-    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.embedders.close());
+    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.providers.close());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());

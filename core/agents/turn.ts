@@ -6,7 +6,7 @@ import type { Knowledge } from '../knowledge/knowledge.js';
 import type { Secrets } from '../secrets.js';
 import type { Agents, LoadedAgent } from './agents.js';
 import type { Guardrails } from './guardrails.js';
-import type { LanguageModels } from './models/language-models.js';
+import type { LanguageModels } from '../../providers/registry.js';
 import { runDetail, runSummary, type RunDetail, type RunSummary } from './runs.js';
 import type { ToolRunner } from './tool-runner.js';
 import { openTurn } from './turn/context.stage.js';

@@ -7,14 +7,14 @@ import { envelope } from '../../contracts/jobs/catalogue.js';
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
-import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
+import { modelCollection } from '../model-collection.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders } from '../../providers/registry.js';
 import { reciprocalRankFusion } from '../ranking.js';
-import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../../contracts/filter/filter.js';
 import { DocumentReader } from './document-reader.js';
 import { DOCUMENT_LIMITS, overLimit, UnreadableDocument, uploadOverLimit, type SourceType } from './documents.js';
 import { KeywordIndexes } from './keyword.js';
-import type { Reranker } from './reranker.js';
+import type { Reranker } from '../../providers/reranker.js';
 
 /** What knowledge search filters may name: the document's columns and its metadata (`metadata.<key>`). */
 export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {
@@ -129,7 +129,7 @@ export class Knowledge {
   }
 
   async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
-    const model = normalizeExtractModelName(input.model ?? DEFAULT_EXTRACT_MODEL);
+    const model = modelName('chat', input.model ?? DEFAULT_LANGUAGE_MODEL);
     const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
     const { chunk_size: size, chunk_overlap: overlap } = chunking(input);
     const now = nowMs();

@@ -2,7 +2,7 @@ import type { MemoriesRepository, MemoryRow } from '../../db/repositories/memori
 import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/vector-store.js';
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../embedding/embedders.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
 import { memoryCollection } from './rows.js';
 
 /** Most memory vectors written in one store call. */

@@ -3,7 +3,8 @@ import { checkMetadataSize, type CollectionSpec } from '../../contracts/vector-s
 import type { FilterRow, FilterScope } from '../../contracts/filter/filter.js';
 import { badRequest } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
-import { modelCollection, type Embedders } from '../embedding/embedders.js';
+import type { Embedders } from '../../providers/registry.js';
+import { modelCollection } from '../model-collection.js';
 import { MemoryKeywords } from './keyword.js';
 
 /** Entity ids a memory may carry; memory search needs at least one of them. */

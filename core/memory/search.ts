@@ -3,7 +3,7 @@ import type { EntityColumn, EntityPins } from '../../db/repositories/memory-term
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
 import { AppError, badRequest } from '../../lib/errors.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../embedding/embedders.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
 import { cosine, reciprocalRankFusion, RRF_K } from '../ranking.js';
 import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryCollection, memoryFields, type MemoryFields } from './rows.js';

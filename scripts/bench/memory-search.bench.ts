@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Embedder } from '../../core/embedding/embedder.js';
+import type { Embedder } from '../../providers/embedder.js';
 import { newMemoryRow } from '../../core/memory/rows.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';

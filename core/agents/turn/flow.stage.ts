@@ -2,7 +2,7 @@ import type { RecordExtraction } from '../../extract.js';
 import type { Knowledge } from '../../knowledge/knowledge.js';
 import { FLOW_LIMITS, type FlowNode } from '../agents.js';
 import { compileCondition, compileValue } from '../conditions.js';
-import type { ToolCallRequest } from '../language-model.js';
+import type { ToolCallRequest } from '../../../providers/language-model.js';
 import type { ToolDefinition } from '../tool-runner.js';
 import type { ModelLoop } from './model-loop.stage.js';
 import { retrieve, RETRIEVE_TOP_K } from './retrieval.stage.js';

@@ -1,7 +1,7 @@
 import type { Citation } from '../../knowledge/knowledge.js';
 import type { Secrets } from '../../secrets.js';
-import type { ModelReply, Passage, ToolCallRequest, ToolSpec } from '../language-model.js';
-import type { LanguageModels } from '../models/language-models.js';
+import type { ModelReply, Passage, ToolCallRequest, ToolSpec } from '../../../providers/language-model.js';
+import type { LanguageModels } from '../../../providers/registry.js';
 import type { ToolDefinition, ToolRunner } from '../tool-runner.js';
 import type { Turn } from './turn-state.js';
 

@@ -4,7 +4,7 @@ import type { Citation } from '../../knowledge/knowledge.js';
 import type { LoadedAgent, RuleView } from '../agents.js';
 import type { ConditionInput } from '../conditions.js';
 import type { Verdict } from '../guardrails.js';
-import type { ModelMessage, ToolCallRequest } from '../language-model.js';
+import type { ModelMessage, ToolCallRequest } from '../../../providers/language-model.js';
 import type { ToolDefinition } from '../tool-runner.js';
 import type { ChatInput, ToolCallTrace, TurnTimings, UiAction } from './types.js';
 

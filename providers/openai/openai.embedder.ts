@@ -1,8 +1,7 @@
 import type OpenAI from 'openai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import { openaiFailure } from '../provider-errors.js';
-import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
-import { openaiClient } from '../provider-clients.js';
+import type { OpenAIApi } from './client.js';
+import { LearnedDimension, type Embedder, type InputType } from '../embedder.js';
 
 /** Vector lengths of OpenAI's embedding models; any other model's is learned from one call. */
 export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -10,17 +9,6 @@ export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-3-large': 3072,
   'text-embedding-ada-002': 1536,
 };
-
-/** How to reach an OpenAI-compatible server. */
-export interface OpenAIEmbedderOptions {
-  /** OPENAI_BASE_URL, the root that `/embeddings` hangs off (e.g. https://api.openai.com/v1). */
-  baseUrl: string;
-  /** OPENAI_API_KEY; servers that need none get the placeholder `unused`. */
-  apiKey: string | null;
-  /** Retries of a 408/409/429/5xx answer inside one call, with the SDK's backoff (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
 
 /**
  * Any OpenAI-compatible `POST /embeddings` endpoint (OpenAI, vLLM, Ollama, LiteLLM, …), float
@@ -35,17 +23,13 @@ export interface OpenAIEmbedderOptions {
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 256;
-  private readonly client: OpenAI;
-  private readonly timeoutMs: number;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
-    options: OpenAIEmbedderOptions,
+    private readonly api: OpenAIApi,
   ) {
     this.model = `openai/${name}`;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = openaiClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   /** From the table of known models, else from one call to the server (remembered). */
@@ -62,7 +46,7 @@ export class OpenAIEmbedder implements Embedder {
       const batch = texts.slice(start, start + this.maxBatch);
       let data: OpenAI.Embeddings.Embedding[];
       try {
-        const response = await this.client.embeddings.create({ model: this.name, input: batch, encoding_format: 'float' });
+        const response = await this.api.client.embeddings.create({ model: this.name, input: batch, encoding_format: 'float' });
         data = response.data;
       } catch (err) {
         throw this.failure(err);
@@ -83,8 +67,7 @@ export class OpenAIEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    return openaiFailure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
+    return this.api.failure(err, { where: 'The embeddings server (OPENAI_BASE_URL)', model: this.name, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
-
 }
 

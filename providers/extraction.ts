@@ -1,66 +1,20 @@
-import type { Decision, FactCandidates } from './decisions.js';
+import { unavailable } from '../lib/errors.js';
+import { DECISIONS_SCHEMA, decideByModel } from './decisions.js';
+import {
+  MAX_FACT_LENGTH,
+  MAX_FACTS,
+  type Decision,
+  type ExtractionInput,
+  type ExtractionMessage,
+  type ExtractionProperty,
+  type ExtractionSchema,
+  type Extractor,
+  type FactCandidates,
+} from './extractor.js';
 
-/** One property of a record schema, in Cairn's restricted JSON-Schema subset. */
-export type ExtractionProperty =
-  | { type: 'string'; enum?: readonly string[]; description?: string }
-  | { type: 'number' | 'integer' | 'boolean'; description?: string }
-  | { type: 'array'; items: { type: 'string' }; description?: string };
-
-/**
- * A record schema as extraction reads it: one level of typed properties (the same plain JSON
- * shape `core/schemas.ts` validates and stores).
- */
-export interface ExtractionSchema {
-  type: 'object';
-  properties: Readonly<Record<string, ExtractionProperty>>;
-  required?: readonly string[];
-  additionalProperties?: false;
-  description?: string;
-  title?: string;
-}
-
-/** One turn of a conversation handed to extraction. */
-export interface ExtractionMessage {
-  role: string;
-  content: string;
-}
-
-/** What values are extracted from: a text, or a conversation. */
-export type ExtractionInput = { text: string } | { messages: readonly ExtractionMessage[] };
-
-/**
- * A language model that pulls a record's values out of text. Model names are `provider/model`
- * (`local`, `cohere/command-a-03-2025`, `openai/<model>`).
- *
- * Contract: the result holds only values explicitly stated in the input, as a partial object
- * of the schema's properties: a property that is not stated is absent (never null, never a
- * guess), `required` is not enforced (the caller validates and decides whether to store), and
- * every present value has its property's JSON type (integer vs number, an enum member exactly
- * as the enum spells it, arrays of strings). Nothing found is `{}`.
- */
-export interface Extractor {
-  /** The full `provider/model` name. */
-  readonly model: string;
-  extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>>;
-  /**
-   * The facts worth remembering about the user in a conversation (mem0's `infer: true`): short,
-   * self-contained statements taken from what the user said, never from what the assistant
-   * suggested, each at most `MAX_FACT_LENGTH` characters, without duplicates. Nothing worth
-   * remembering is `[]`.
-   */
-  facts(messages: readonly ExtractionMessage[]): Promise<string[]>;
-  /**
-   * What each new fact does to the entity's memories most like it (mem0's add step): one
-   * decision per fact, in order (see `decisions.ts`). Rejects only when a remote model could not
-   * be asked; an answer that cannot be read turns the facts it leaves undecided into ADD.
-   */
-  decide(facts: readonly FactCandidates[]): Promise<Decision[]>;
-}
-
-/** Longest fact kept; a model's longer answer is cut at a word boundary. */
-export const MAX_FACT_LENGTH = 500;
-/** Most facts kept from one conversation. */
-export const MAX_FACTS = 50;
+// What every extractor shares: the prompts and JSON schemas remote models are asked with, the
+// checks every model's answer passes before anyone sees it, and the remote extractors' common
+// part (`RemoteExtractor`).
 
 /** What the remote models are told when picking facts out of a conversation. */
 export const FACTS_SYSTEM_PROMPT = [
@@ -227,5 +181,53 @@ function sanitizeValue(property: ExtractionProperty, value: unknown): unknown {
     }
     default:
       return undefined;
+  }
+}
+
+/** The `json_schema.name` OpenAI accepts (`^[a-zA-Z0-9_-]{1,64}$`), from the schema's title. */
+function schemaName(schema: ExtractionSchema): string {
+  const name = (schema.title ?? '').replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64);
+  return name === '' ? 'record' : name;
+}
+
+/**
+ * An extractor on a remote model's JSON mode: values, facts and decisions are asked for with the
+ * prompts and schemas above, at temperature 0, and the answer's JSON object (`parseModelJson`)
+ * is sanitised; a provider implements only the call (`answer`). An answer without a JSON object
+ * throws 503 `service_unavailable`.
+ */
+export abstract class RemoteExtractor implements Extractor {
+  readonly model: string;
+
+  constructor(
+    provider: string,
+    /** The model's name at the provider. */
+    protected readonly name: string,
+    /** Who answered, in errors: "Cohere", "The language model server (OPENAI_BASE_URL)". */
+    protected readonly where: string,
+  ) {
+    this.model = `${provider}/${name}`;
+  }
+
+  /** The text of the model's answer to one call in JSON mode; `name` names `schema` where the API wants a name. */
+  protected abstract answer(system: string, user: string, name: string, schema: Record<string, unknown>): Promise<string>;
+
+  async extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>> {
+    return sanitizeExtraction(schema, await this.json(EXTRACTION_SYSTEM_PROMPT, extractionPrompt(schema, input), schemaName(schema), relaxedSchema(schema)));
+  }
+
+  async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
+    return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), 'facts', FACTS_SCHEMA));
+  }
+
+  /** mem0's decision step: one call for all facts, the answer checked by `decideByModel`. */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]> {
+    return decideByModel(facts, (system, user) => this.json(system, user, 'memory_events', DECISIONS_SCHEMA));
+  }
+
+  private async json(system: string, user: string, name: string, schema: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const parsed = parseModelJson(await this.answer(system, user, name, schema));
+    if (parsed === null) throw unavailable(`${this.where} answered without a JSON object (model ${this.name}); retry later.`);
+    return parsed;
   }
 }

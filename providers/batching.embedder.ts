@@ -1,4 +1,4 @@
-import { Coalescer } from '../../lib/coalescer.js';
+import { Coalescer } from '../lib/coalescer.js';
 import type { Embedder, InputType } from './embedder.js';
 
 /**

@@ -1,8 +1,6 @@
-import type { CohereClientV2 } from 'cohere-ai';
 import { AppError, unavailable } from '../../lib/errors.js';
-import { cohereFailure } from '../provider-errors.js';
-import { LearnedDimension, type Embedder, type InputType } from './embedder.js';
-import { cohereClient } from '../provider-clients.js';
+import type { CohereApi } from './client.js';
+import { LearnedDimension, type Embedder, type InputType } from '../embedder.js';
 
 /** Vector lengths of Cohere's embedding models; any other model's is learned from one call. */
 export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -12,16 +10,6 @@ export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
   'embed-english-light-v3.0': 384,
   'embed-multilingual-light-v3.0': 384,
 };
-
-/** How to reach Cohere. */
-export interface CohereEmbedderOptions {
-  apiKey: string;
-  /** API root (COHERE_BASE_URL); null for https://api.cohere.com. */
-  baseUrl: string | null;
-  /** Retries of a 408/429/5xx answer inside one call, with the SDK's backoff (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
 
 const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as const;
 
@@ -36,17 +24,13 @@ const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as co
 export class CohereEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 96;
-  private readonly client: CohereClientV2;
-  private readonly timeoutMs: number;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
-    options: CohereEmbedderOptions,
+    private readonly api: CohereApi,
   ) {
     this.model = `cohere/${name}`;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = cohereClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   /** From the table of known models, else from one call to Cohere (remembered). */
@@ -63,7 +47,7 @@ export class CohereEmbedder implements Embedder {
       const batch = texts.slice(start, start + this.maxBatch);
       let floats: number[][] | undefined;
       try {
-        const response = await this.client.embed({
+        const response = await this.api.client.embed({
           model: this.name,
           texts: batch,
           inputType: INPUT_TYPES[inputType],
@@ -83,8 +67,7 @@ export class CohereEmbedder implements Embedder {
   }
 
   private failure(err: unknown): AppError {
-    return cohereFailure(err, { where: 'Cohere', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
+    return this.api.failure(err, { where: 'Cohere', model: this.name, rejectedCode: 'embed_input_rejected', rejectedWhat: 'the input' });
   }
-
 }
 

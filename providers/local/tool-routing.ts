@@ -1,5 +1,5 @@
-import { findDates, findEmails, findNumbers, findUrls, type Found } from '../../extraction/text-values.js';
-import type { JsonSchema } from '../../../lib/validation.js';
+import { findDates, findEmails, findNumbers, findUrls, type Found } from './text-values.js';
+import type { JsonSchema } from '../../lib/validation.js';
 import type { ToolSpec } from '../language-model.js';
 import { contentStems, identifierWords, stem } from './text-stems.js';
 

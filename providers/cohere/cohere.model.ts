@@ -1,20 +1,9 @@
-import type { Cohere, CohereClientV2 } from 'cohere-ai';
-import type { AppError } from '../../../lib/errors.js';
-import { unavailable } from '../../../lib/errors.js';
-import { cohereClient } from '../../provider-clients.js';
-import { cohereFailure } from '../../provider-errors.js';
+import type { Cohere } from 'cohere-ai';
+import type { AppError } from '../../lib/errors.js';
+import { unavailable } from '../../lib/errors.js';
+import type { CohereApi } from './client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, ToolCallRequest } from '../language-model.js';
-import { parseArguments } from './tool-arguments.js';
-
-/** How to reach Cohere. */
-export interface CohereModelOptions {
-  apiKey: string;
-  /** API root (COHERE_BASE_URL); null for https://api.cohere.com. */
-  baseUrl: string | null;
-  /** Retries of a 408/429/5xx answer inside one call, with the SDK's backoff (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
+import { functionTools, parseArguments } from '../function-tools.js';
 
 /**
  * Cohere's v2 chat API (`POST /v2/chat`) with tool use and grounded generation: the
@@ -31,16 +20,12 @@ export interface CohereModelOptions {
  */
 export class CohereLanguageModel implements LanguageModel {
   readonly model: string;
-  private readonly client: CohereClientV2;
-  private readonly timeoutMs: number;
 
   constructor(
     private readonly name: string,
-    options: CohereModelOptions,
+    private readonly api: CohereApi,
   ) {
     this.model = `cohere/${name}`;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = cohereClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   async chat(request: ModelRequest, options: ChatOptions = {}): Promise<ModelReply> {
@@ -48,9 +33,7 @@ export class CohereLanguageModel implements LanguageModel {
       model: this.name,
       messages: cohereMessages(request),
       ...(request.documents.length > 0 ? { documents: request.documents.map((p) => ({ id: p.id, data: { title: p.filename, text: p.text } })) } : {}),
-      ...(request.tools.length > 0
-        ? { tools: request.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-        : {}),
+      ...(request.tools.length > 0 ? { tools: functionTools(request.tools) } : {}),
     };
     const passages = new Set(request.documents.map((p) => p.id));
     try {
@@ -61,7 +44,7 @@ export class CohereLanguageModel implements LanguageModel {
   }
 
   private async complete(body: Cohere.V2ChatRequest, passages: ReadonlySet<string>, signal: AbortSignal | undefined): Promise<ModelReply> {
-    const response = await this.client.chat(body, { abortSignal: signal });
+    const response = await this.api.client.chat(body, { abortSignal: signal });
     const message = response.message;
     const toolCalls = (message?.toolCalls ?? []).map((call, i) => toolCall(call.id, call.function?.name, call.function?.arguments, i));
     const text = (message?.content ?? []).map((item) => (item.type === 'text' ? item.text : '')).join('');
@@ -74,7 +57,7 @@ export class CohereLanguageModel implements LanguageModel {
   }
 
   private async stream(body: Cohere.V2ChatRequest, passages: ReadonlySet<string>, onText: (delta: string) => void, signal: AbortSignal | undefined): Promise<ModelReply> {
-    const events = await this.client.chatStream(body, { abortSignal: signal });
+    const events = await this.api.client.chatStream(body, { abortSignal: signal });
     let text = '';
     const calls: Array<{ id: string; name: string; arguments: string }> = [];
     const citations: Cohere.Citation[] = [];
@@ -122,7 +105,7 @@ export class CohereLanguageModel implements LanguageModel {
   }
 
   private failure(err: unknown): AppError {
-    return cohereFailure(err, { where: 'Cohere', model: this.name, timeoutMs: this.timeoutMs, rejectedCode: 'model_input_rejected', rejectedWhat: 'the chat request' });
+    return this.api.failure(err, { where: 'Cohere', model: this.name, rejectedCode: 'model_input_rejected', rejectedWhat: 'the chat request' });
   }
 }
 

@@ -1,24 +1,12 @@
 import type OpenAI from 'openai';
-import type { AppError } from '../../../lib/errors.js';
-import { unavailable } from '../../../lib/errors.js';
-import { openaiClient } from '../../provider-clients.js';
-import { openaiFailure } from '../../provider-errors.js';
+import type { AppError } from '../../lib/errors.js';
+import { unavailable } from '../../lib/errors.js';
+import type { OpenAIApi } from './client.js';
 import type { ChatOptions, LanguageModel, ModelReply, ModelRequest, Passage, ToolCallRequest } from '../language-model.js';
-import { parseArguments } from './tool-arguments.js';
+import { functionTools, parseArguments } from '../function-tools.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
-
-/** How to reach an OpenAI-compatible server. */
-export interface OpenAIModelOptions {
-  /** OPENAI_BASE_URL, the root that `/chat/completions` hangs off (e.g. https://api.openai.com/v1). */
-  baseUrl: string;
-  /** OPENAI_API_KEY; servers that need none get the placeholder `unused`. */
-  apiKey: string | null;
-  /** Retries of a 408/409/429/5xx answer inside one call, with the SDK's backoff (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
 
 /** What the system message says about the passages when there are any. */
 const GROUNDING =
@@ -45,25 +33,19 @@ const GROUNDING =
  */
 export class OpenAILanguageModel implements LanguageModel {
   readonly model: string;
-  private readonly client: OpenAI;
-  private readonly timeoutMs: number;
 
   constructor(
     private readonly name: string,
-    options: OpenAIModelOptions,
+    private readonly api: OpenAIApi,
   ) {
     this.model = `openai/${name}`;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.client = openaiClient({ apiKey: options.apiKey, baseUrl: options.baseUrl, maxRetries: options.maxRetries ?? 2, timeoutMs: this.timeoutMs });
   }
 
   async chat(request: ModelRequest, options: ChatOptions = {}): Promise<ModelReply> {
     const body: ChatRequest = {
       model: this.name,
       messages: openaiMessages(request),
-      ...(request.tools.length > 0
-        ? { tools: request.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-        : {}),
+      ...(request.tools.length > 0 ? { tools: functionTools(request.tools) } : {}),
     };
     try {
       return options.onText === undefined ? await this.complete(body, request.documents, options.signal) : await this.stream(body, request.documents, options.onText, options.signal);
@@ -73,7 +55,7 @@ export class OpenAILanguageModel implements LanguageModel {
   }
 
   private async complete(body: ChatRequest, documents: readonly Passage[], signal: AbortSignal | undefined): Promise<ModelReply> {
-    const completion = await this.client.chat.completions.create(body, { signal });
+    const completion = await this.api.client.chat.completions.create(body, { signal });
     const message = completion.choices?.[0]?.message;
     if (message === undefined) throw unavailable(`The language model server (OPENAI_BASE_URL) answered without a choice (model ${this.name}); retry later.`);
     const toolCalls = (message.tool_calls ?? []).flatMap((call, i) => (call.type === 'function' ? [toolCall(call.id, call.function.name, call.function.arguments, i)] : []));
@@ -81,7 +63,7 @@ export class OpenAILanguageModel implements LanguageModel {
   }
 
   private async stream(body: ChatRequest, documents: readonly Passage[], onText: (delta: string) => void, signal: AbortSignal | undefined): Promise<ModelReply> {
-    const chunks = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
+    const chunks = await this.api.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal });
     let text = '';
     let chosen = false;
     const calls: Array<{ id: string; name: string; arguments: string }> = [];
@@ -109,10 +91,9 @@ export class OpenAILanguageModel implements LanguageModel {
   }
 
   private failure(err: unknown): AppError {
-    return openaiFailure(err, {
+    return this.api.failure(err, {
       where: 'The language model server (OPENAI_BASE_URL)',
       model: this.name,
-      timeoutMs: this.timeoutMs,
       rejectedCode: 'model_input_rejected',
       rejectedWhat: 'the chat request',
     });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Embedder, InputType } from './embedder.js';
+import type { Embedder, InputType } from '../embedder.js';
 import { LocalModelThread } from './local-model.thread.js';
 
 /** The models `local/<name>` can serve: where the hub keeps them and the vector length they give. */

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../lib/validation.js';
+import type { JsonSchema } from '../lib/validation.js';
 
 /** A tool as a language model is offered it: name, what it does, and its arguments' JSON Schema. */
 export interface ToolSpec {

@@ -1,14 +1,6 @@
-import { decideByRules, type Decision, type FactCandidates } from './decisions.js';
-import {
-  isPlaceholder,
-  sanitizeExtraction,
-  sanitizeFacts,
-  type ExtractionInput,
-  type ExtractionMessage,
-  type ExtractionProperty,
-  type ExtractionSchema,
-  type Extractor,
-} from './extractor.js';
+import { isPlaceholder, sanitizeExtraction, sanitizeFacts } from '../extraction.js';
+import type { Decision, ExtractionInput, ExtractionMessage, ExtractionProperty, ExtractionSchema, Extractor, FactCandidates } from '../extractor.js';
+import { decideByRules } from './decision-rules.js';
 import {
   findDates,
   findEmails,
