@@ -52,7 +52,7 @@ export function createApp(runtime: Runtime): Koa {
     ...probeRoutes({ probes: runtime.probes }),
     ...indexRoutes({ indexes: runtime.indexes }),
     ...schemaRoutes({ schemas: runtime.schemas }),
-    ...recordRoutes({ memories: runtime.memories, extraction: runtime.extraction }),
+    ...recordRoutes({ records: runtime.records, memorySearch: runtime.memorySearch, extraction: runtime.extraction }),
     ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
     ...usageRoutes({ usage: runtime.usage }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),

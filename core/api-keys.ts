@@ -4,7 +4,7 @@ import type { ProjectsRepository } from '../db/repositories/projects.repository.
 import { conflict, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { newId, nowMs } from '../lib/time.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyCache } from '../db/key-cache.js';
 
 export type { KeyPrincipal };
 

@@ -4,8 +4,10 @@ import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
 import { checkMetadataSize } from '../contracts/vector-store.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Extractors } from './extraction/extractors.js';
-import { ENTITY_IDS, requireEntity, type AddMemoriesInput, type EntityIds, type Memories, type RecordView } from './memories.js';
+import type { Extractors } from '../providers/registry.js';
+import type { AddMemoriesInput, Memories } from './memory/memories.js';
+import type { RecordView, Records } from './memory/records.js';
+import { ENTITY_IDS, requireEntity, type EntityIds } from './memory/rows.js';
 import type { AddedMemory, MemoryDecisions } from './memory-decisions.js';
 import { validateRecord, type Schemas } from './schemas.js';
 
@@ -40,6 +42,7 @@ type ClientError = { error: { status: number; code: string; detail: string } };
 export class RecordExtraction {
   constructor(
     private readonly schemas: Schemas,
+    private readonly records: Records,
     private readonly memories: Memories,
     private readonly extractors: Extractors,
     private readonly queue: QueueDriver,
@@ -123,7 +126,7 @@ export class RecordExtraction {
       if (Object.keys(values).length === 0) return { stored: false, record: null, missing };
       if (missing.length > 0) return { stored: false, record: values, missing };
       const { user_id, agent_id, run_id, app_id, metadata } = payload;
-      const record = await this.memories.storeRecord(payload.projectId, payload.schema, { record: values, user_id, agent_id, run_id, app_id, metadata });
+      const record = await this.records.store(payload.projectId, payload.schema, { record: values, user_id, agent_id, run_id, app_id, metadata });
       return { stored: true, record: record as unknown as Record<string, unknown> };
     } catch (err) {
       return clientError(err);

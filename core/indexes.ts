@@ -2,7 +2,7 @@ import { isUniqueViolation, type IndexesRepository, type IndexRow } from '../db/
 import type { CollectionSpec, Metric, VectorMatch, VectorStore } from '../contracts/vector-store.js';
 import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
-import type { Embedders } from './embedding/embedders.js';
+import type { Embedders } from '../providers/registry.js';
 import { METADATA_KEY_PATTERN, parseFilter, type FilterScope } from '../contracts/filter/filter.js';
 
 /** Limits of the index data plane, documented in the README and the OpenAPI document. */

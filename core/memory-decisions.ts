@@ -1,10 +1,10 @@
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { cosine } from './ranking.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from './embedding/embedders.js';
-import type { Decision, FactCandidates, MemoryEvent } from './extraction/decisions.js';
-import type { Extractor } from './extraction/extractor.js';
-import { requireEntity, type Memories, type MemoryOwner, type MemoryView, type RelatedMemory } from './memories.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../providers/registry.js';
+import type { Decision, Extractor, FactCandidates, MemoryEvent } from '../providers/extractor.js';
+import type { Memories, MemoryView, RelatedMemory } from './memory/memories.js';
+import { requireEntity, type MemoryOwner } from './memory/rows.js';
 
 /** A memory as mem0's add answers it: with what the add did to it. */
 export interface AddedMemory extends MemoryView {

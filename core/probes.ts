@@ -1,6 +1,5 @@
-import type { Knex } from 'knex';
-import type { OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { ProbeRow, ProbesRepository } from '../db/repositories/probes.repository.js';
+import type { TransactionalOutbox } from '../db/transactional-outbox.js';
 import { envelope } from '../contracts/jobs/catalogue.js';
 import type { JobContext } from '../contracts/jobs/handlers.js';
 import { notFound } from '../lib/errors.js';
@@ -35,10 +34,8 @@ const toView = (row: ProbeRow): ProbeView => ({
  */
 export class Probes {
   constructor(
-    private readonly db: Knex,
     private readonly probes: ProbesRepository,
-    private readonly outbox: OutboxRepository,
-    private readonly onOutboxWrite: () => void,
+    private readonly outbox: TransactionalOutbox,
   ) {}
 
   /** Stores a probe and its job in one transaction. `holdMs` makes the worker hold the job that long. */
@@ -53,11 +50,10 @@ export class Probes {
       created_at: nowMs(),
       processed_at: null,
     };
-    await this.db.transaction(async (trx) => {
-      await this.probes.insert(trx, row);
-      await this.outbox.add(trx, projectId, envelope('probe.touch', { projectId, probeId: row.id }));
+    await this.outbox.write(async (tx) => {
+      await this.probes.insert(tx.trx, row);
+      await tx.add(projectId, envelope('probe.touch', { projectId, probeId: row.id }));
     });
-    this.onOutboxWrite();
     return toView(row);
   }
 

@@ -6,7 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import { nowMs } from '../lib/time.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Knowledge } from './knowledge/knowledge.js';
-import type { Memories } from './memories.js';
+import type { MemoryIndexer } from './memory/indexing.js';
 
 export interface ReconcileOptions {
   /** A pending row younger than this is left to the job its write queued. */
@@ -53,7 +53,7 @@ export class Reconciliation {
   constructor(
     private readonly rows: ReconcileRepository,
     private readonly memoryRows: MemoriesRepository,
-    private readonly memories: Memories,
+    private readonly indexer: MemoryIndexer,
     private readonly knowledge: Knowledge,
     private readonly store: VectorStore,
     private readonly queue: QueueDriver,
@@ -100,7 +100,7 @@ export class Reconciliation {
   private async checkIndexedMemories(report: ReconcileReport): Promise<void> {
     const page = await this.rows.indexedMemories(await this.rows.cursor(MEMORY_CURSOR), this.options.pageSize);
     if (page.length > 0) {
-      const spec = await this.memories.collection();
+      const spec = await this.indexer.collection();
       for (const [projectId, refs] of groupBy(page, (r) => r.project_id)) {
         const present = await this.store.existing(spec, projectId, refs.map((r) => r.id));
         for (const ref of refs) {

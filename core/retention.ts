@@ -1,7 +1,7 @@
 import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import type { SchemasRepository } from '../db/repositories/schemas.repository.js';
 import { nowMs } from '../lib/time.js';
-import type { Memories } from './memories.js';
+import type { Records } from './memory/records.js';
 import type { Retention as RetentionPolicy } from './schemas.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -41,7 +41,7 @@ export class Retention {
   constructor(
     private readonly schemas: SchemasRepository,
     private readonly rows: MemoriesRepository,
-    private readonly memories: Memories,
+    private readonly records: Records,
     options: RetentionOptions = {},
   ) {
     this.now = options.now ?? nowMs;
@@ -75,7 +75,7 @@ export class Retention {
           const limit = Math.min(this.batchSize, budget);
           const ids = await select(limit);
           budget -= ids.length;
-          if (ids.length > 0) result.deleted += await this.memories.removeExpired(schema.project_id, ids);
+          if (ids.length > 0) result.deleted += await this.records.removeExpired(schema.project_id, ids);
           if (ids.length < limit) break;
         }
       }

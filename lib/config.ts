@@ -5,15 +5,36 @@ import ipaddr from 'ipaddr.js';
 /** Which adapters a process uses: everything in-process, or MySQL + BullMQ/Redis + Milvus. */
 export type Profile = 'embedded' | 'production';
 
-/** The whole configuration, read from the environment once at start-up. */
-export interface Config {
-  profile: Profile;
-  port: number;
-  dataDir: string;
-  databaseUrl: string | null;
-  redisUrl: string | null;
-  milvusAddress: string | null;
+/**
+ * The whole configuration, read from the environment once at start-up. Its profile says which
+ * stores it names: none (embedded) or all three (production), so code that checked the profile
+ * reads them without casts.
+ */
+export type Config = EmbeddedConfig | ProductionConfig;
+
+/** The embedded profile: SQLite in `dataDir`, the in-process queue and vector index. */
+export interface EmbeddedConfig extends Settings {
+  profile: 'embedded';
+  databaseUrl: null;
+  redisUrl: null;
+  milvusAddress: null;
+  milvusToken: null;
+}
+
+/** The production profile: MySQL, BullMQ on Redis, Milvus. */
+export interface ProductionConfig extends Settings {
+  profile: 'production';
+  databaseUrl: string;
+  redisUrl: string;
+  milvusAddress: string;
   milvusToken: string | null;
+}
+
+/** What both profiles read. */
+interface Settings {
+  port: number;
+  /** The SQLite file (embedded), the secrets key file (embedded) and downloaded model files. */
+  dataDir: string;
   /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
   memoryModel: string;
   /**
@@ -264,14 +285,14 @@ export function loadConfig(env: Env = process.env): Config {
   const privateHosts = parsePrivateHostAllowance(read('TOOL_ALLOW_PRIVATE_HOSTS'));
   problems.push(...privateHosts.problems);
 
+  const stores =
+    databaseUrl !== null && redisUrl !== null && milvusAddress !== null
+      ? { profile: 'production' as const, databaseUrl, redisUrl, milvusAddress, milvusToken: read('MILVUS_TOKEN') }
+      : { profile: 'embedded' as const, databaseUrl: null, redisUrl: null, milvusAddress: null, milvusToken: null };
   const config: Config = {
-    profile: production ? 'production' : 'embedded',
+    ...stores,
     port,
     dataDir,
-    databaseUrl,
-    redisUrl,
-    milvusAddress,
-    milvusToken: read('MILVUS_TOKEN'),
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
     memoryModel,
@@ -293,7 +314,7 @@ export function loadConfig(env: Env = process.env): Config {
       jwksUrl: url('OIDC_JWKS_URL', ['http:', 'https:']),
       usernameClaim: read('OIDC_USERNAME_CLAIM') ?? 'preferred_username',
     },
-    logLevel: (LOG_LEVELS as readonly string[]).includes(logLevelRaw) ? (logLevelRaw as Config['logLevel']) : 'info',
+    logLevel: (LOG_LEVELS as readonly string[]).includes(logLevelRaw) ? (logLevelRaw as Settings['logLevel']) : 'info',
     bodyLimitBytes: int('BODY_LIMIT_MB', 10, 1, 1024) * 1024 * 1024,
     queuePrefix,
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),

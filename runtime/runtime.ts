@@ -1,13 +1,15 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
-import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../core/key-cache.js';
-import { Embedders } from '../core/embedding/embedders.js';
+import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
 import { RecordExtraction } from '../core/extract.js';
-import { Extractors } from '../core/extraction/extractors.js';
 import { Indexes } from '../core/indexes.js';
 import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
-import { Memories } from '../core/memories.js';
+import { MemoryIndexer } from '../core/memory/indexing.js';
+import { Memories } from '../core/memory/memories.js';
+import { Records } from '../core/memory/records.js';
+import { MemorySearch } from '../core/memory/search.js';
+import { MemoryWrites } from '../core/memory/writes.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
@@ -21,6 +23,7 @@ import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
 import { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import { OutboxRepository } from '../db/repositories/outbox.repository.js';
+import { TransactionalOutbox } from '../db/transactional-outbox.js';
 import { ProbesRepository } from '../db/repositories/probes.repository.js';
 import { ProjectsRepository } from '../db/repositories/projects.repository.js';
 import { UsageRepository } from '../db/repositories/usage.repository.js';
@@ -39,13 +42,11 @@ import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
 import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
 import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.job.js';
 import { Knowledge } from '../core/knowledge/knowledge.js';
-import { CohereReranker } from '../core/knowledge/reranker.js';
 import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
-import { LanguageModels } from '../core/agents/models/language-models.js';
-import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../core/agents/rate-limiter.js';
+import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
 import { Secrets, secretsKey } from '../core/secrets.js';
@@ -57,8 +58,9 @@ import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Config } from '../lib/config.js';
+import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
 import { createLogger, type Logger } from '../lib/logger.js';
+import { Providers, type Embedders, type LanguageModels } from '../providers/registry.js';
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
@@ -84,23 +86,72 @@ export interface DependencyStatus {
   error?: string;
 }
 
+/** What differs between the profiles: the queue, the shared caches and counters, the Milvus connection. */
+interface ProfileAdapters {
+  queue: QueueDriver;
+  keyCache: KeyCache;
+  milvus: MilvusConnection | null;
+  /** API processes and workers tell each other that a project's memories changed. */
+  memoryChanges: MemoryChanges;
+  /** One call budget per tool, across every API process. */
+  toolLimiter: ToolRateLimiter;
+}
+
+/** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
+const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
+
+/** Everything in this process: the in-process queue, caches and counters. */
+function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters {
+  return {
+    queue: new InProcessQueue(log.child({ component: 'queue' }), concurrencyOf(config)),
+    keyCache: new MemoryKeyCache(),
+    milvus: null,
+    memoryChanges: new SingleProcessChanges(),
+    toolLimiter: new MemoryToolRateLimiter(),
+  };
+}
+
+/** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
+function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
+  const { redisUrl, queuePrefix } = config;
+  return {
+    queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
+    keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
+    milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
+    memoryChanges: new RedisMemoryChanges(redisUrl, queuePrefix),
+    toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
+  };
+}
+
 /**
  * Everything a Cairn process needs, built from the configuration: the adapters of its profile,
  * the domain services, and an ordered shutdown. HTTP and worker entry points share it.
  */
 export class Runtime {
   readonly repositories;
+  readonly queue: QueueDriver;
+  readonly keyCache: KeyCache;
+  /** The Milvus connection (production), null on the embedded profile. */
+  readonly milvus: MilvusConnection | null;
   readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
   readonly vectors: VectorStore;
+  /** Every model this server can use: embedding, extraction, chat, reranking. */
+  readonly providers: Providers;
   readonly embedders: Embedders;
   readonly indexes: Indexes;
   /** Typed-memory record schemas and their versions. */
   readonly schemas: Schemas;
-  /** Typed records and free-form memories, and memory search. */
+  /** Typed records (`/v1/records`). */
+  readonly records: Records;
+  /** mem0's free-form memories. */
   readonly memories: Memories;
+  /** Memory search over typed records and free-form memories. */
+  readonly memorySearch: MemorySearch;
+  /** The `memory.index` job: a memory's vector derived from its row. */
+  readonly memoryIndexer: MemoryIndexer;
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
   readonly retention: Retention;
   readonly usage: Usage;
@@ -123,7 +174,6 @@ export class Runtime {
   readonly oidc: OidcVerifier;
   /** Published project versions, their owners and members. */
   readonly registry: Registry;
-  private readonly toolLimiter: ToolRateLimiter;
   readonly metrics: Metrics;
   readonly shutdown: Shutdown;
 
@@ -132,11 +182,13 @@ export class Runtime {
     readonly role: Role,
     readonly log: Logger,
     readonly db: Knex,
-    readonly queue: QueueDriver,
-    readonly keyCache: KeyCache,
-    readonly milvus: MilvusConnection | null,
+    adapters: ProfileAdapters,
     relayOptions: Partial<RelayOptions>,
   ) {
+    const { queue, keyCache, milvus, memoryChanges, toolLimiter } = adapters;
+    this.queue = queue;
+    this.keyCache = keyCache;
+    this.milvus = milvus;
     this.repositories = {
       projects: new ProjectsRepository(db),
       apiKeys: new ApiKeysRepository(db),
@@ -152,32 +204,33 @@ export class Runtime {
       registry: new RegistryRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
+    const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
-    this.probes = new Probes(db, this.repositories.probes, this.repositories.outbox, () => this.relay.kick());
+    this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
-    this.embedders = new Embedders(config, log.child({ component: 'embedders' }));
+    this.providers = new Providers(config, log.child({ component: 'providers' }));
+    this.embedders = this.providers.embedders;
     this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
     this.schemas = new Schemas(this.repositories.schemas);
-    const { memories, outbox, usage } = this.repositories;
-    // production: API processes and workers tell each other through Redis that memories changed
-    const memoryChanges: MemoryChanges =
-      config.profile === 'production' ? new RedisMemoryChanges(config.redisUrl as string, config.queuePrefix) : new SingleProcessChanges();
+    const { memories, usage } = this.repositories;
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
-    this.memories = new Memories(db, memories, outbox, this.schemas, this.vectors, this.embedders, usage, keywords, () => this.relay.kick());
-    this.retention = new Retention(this.repositories.schemas, memories, this.memories);
+    const writes = new MemoryWrites(memories, outbox, keywords, usage);
+    this.records = new Records(memories, writes, this.schemas);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders);
+    this.memories = new Memories(memories, writes, this.memorySearch);
+    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders);
+    this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);
-    const extractors = new Extractors(config, log.child({ component: 'extractors' }));
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
-    this.extraction = new RecordExtraction(this.schemas, this.memories, extractors, queue, config.extractTimeoutMs, decisions);
-    const reranker =
-      config.cohereApiKey !== null ? new CohereReranker(config.rerankModel, { apiKey: config.cohereApiKey, baseUrl: config.cohereBaseUrl }) : null;
-    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, () => this.relay.kick());
-    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memories, this.knowledge, this.vectors, queue, {
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
+    const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
+    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
-    this.languageModels = new LanguageModels(config, log.child({ component: 'language-models' }));
+    this.languageModels = this.providers.languageModels;
     this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas);
     this.projectSpecs = new ProjectSpecs({
       agents: this.agents,
@@ -188,10 +241,7 @@ export class Runtime {
       languageModels: this.languageModels,
       embedders: this.embedders,
     });
-    // production: one budget per tool across every API process
-    const limiter: ToolRateLimiter = config.profile === 'production' ? new RedisToolRateLimiter(config.redisUrl as string, `${config.queuePrefix}:tool-rate`) : new MemoryToolRateLimiter();
-    this.toolRunner = new ToolRunner(limiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
-    this.toolLimiter = limiter;
+    this.toolRunner = new ToolRunner(toolLimiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
     const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
     const guardrails = new Guardrails({ model: riskModel });
     this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.secrets, this.extraction, log.child({ component: 'chat' }), (turn) =>
@@ -210,14 +260,14 @@ export class Runtime {
     // with the job consumers: a job still reading or embedding a large document is cut short
     // (it runs again, from the start, after the restart) rather than holding shutdown for minutes
     this.shutdown.add('document threads', ShutdownPhase.workers, () => this.knowledge.close());
-    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.embedders.close());
+    this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.providers.close());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
-      await this.toolLimiter.close();
+      await toolLimiter.close();
     });
   }
 
@@ -243,27 +293,8 @@ export class Runtime {
       await db.destroy();
       throw err;
     }
-    const production = config.profile === 'production';
-    // indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls
-    const concurrency = { default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } };
-    const queue: QueueDriver = production
-      ? new BullmqQueue(
-          {
-            redisUrl: config.redisUrl as string,
-            prefix: config.queuePrefix,
-            concurrency,
-            lockMs: config.jobLockMs,
-          },
-          log.child({ component: 'queue' }),
-        )
-      : new InProcessQueue(log.child({ component: 'queue' }), concurrency);
-    const keyCache: KeyCache = production
-      ? new RedisKeyCache(config.redisUrl as string, config.queuePrefix, log)
-      : new MemoryKeyCache();
-    const milvus = production
-      ? new MilvusConnection(config.milvusAddress as string, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs)
-      : null;
-    const runtime = new Runtime(config, options.role, log, db, queue, keyCache, milvus, options.relay ?? {});
+    const adapters = config.profile === 'production' ? productionAdapters(config, log) : embeddedAdapters(config, log);
+    const runtime = new Runtime(config, options.role, log, db, adapters, options.relay ?? {});
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
     return runtime;
   }
@@ -272,7 +303,7 @@ export class Runtime {
   handlers(): JobHandlers {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
-      'memory.index': memoryIndexJob(this.memories),
+      'memory.index': memoryIndexJob(this.memoryIndexer),
       'retention.sweep': retentionSweepJob(this.retention),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ApiKeys, PROJECT_NAME } from '../core/api-keys.js';
-import { MemoryKeyCache } from '../core/key-cache.js';
+import { MemoryKeyCache } from '../db/key-cache.js';
 import { createDatabase } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';

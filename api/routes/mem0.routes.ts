@@ -1,5 +1,5 @@
 import type { RecordExtraction } from '../../core/extract.js';
-import type { HistoryView, Memories, MemoryView } from '../../core/memories.js';
+import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';

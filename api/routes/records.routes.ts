@@ -1,5 +1,6 @@
 import type { ExtractOutcome, RecordExtraction } from '../../core/extract.js';
-import type { Memories, MemorySearchResult, RecordView } from '../../core/memories.js';
+import type { RecordView, Records } from '../../core/memory/records.js';
+import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { EXTRACT_RECORD, LIST_RECORDS, PATCH_RECORD, RECORD_VIEW, SEARCH_MEMORIES, SEARCH_RESULT, STORE_RECORD } from '../schemas/records.js';
@@ -15,7 +16,7 @@ const errors = {
 };
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
-export function recordRoutes({ memories, extraction }: { memories: Memories; extraction: RecordExtraction }): RouteSpec[] {
+export function recordRoutes({ records, memorySearch, extraction }: { records: Records; memorySearch: MemorySearch; extraction: RecordExtraction }): RouteSpec[] {
   const store = route({
     method: 'post',
     path: '/v1/records/:schema',
@@ -27,7 +28,7 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
     responses: { 201: { description: 'The record (embedding_status pending)', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
       ctx.status = 201;
-      ctx.body = showRecord(await memories.storeRecord(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body));
+      ctx.body = showRecord(await records.store(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body));
     },
   });
 
@@ -42,8 +43,8 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
     responses: { 200: { description: 'Records', schema: { type: 'object', properties: { records: { type: 'array', items: RECORD_VIEW } } } }, ...errors },
     async handler(ctx) {
       const { limit = 50, offset = 0, ...entities } = ctx.state.query ?? {};
-      const records = await memories.listRecords(ctx.state.principal.projectId, String(ctx.params.schema), entities, limit, offset);
-      ctx.body = { records: records.map(showRecord) };
+      const page = await records.list(ctx.state.principal.projectId, String(ctx.params.schema), entities, limit, offset);
+      ctx.body = { records: page.map(showRecord) };
     },
   });
 
@@ -56,7 +57,7 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
     auth: 'token',
     responses: { 200: { description: 'The record', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
-      ctx.body = showRecord(await memories.getRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id)));
+      ctx.body = showRecord(await records.get(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id)));
     },
   });
 
@@ -72,7 +73,7 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
     body: PATCH_RECORD,
     responses: { 200: { description: 'The updated record', schema: RECORD_VIEW }, ...errors },
     async handler(ctx) {
-      ctx.body = showRecord(await memories.patchRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id), ctx.state.body));
+      ctx.body = showRecord(await records.patch(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id), ctx.state.body));
     },
   });
 
@@ -85,7 +86,7 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
     auth: 'token',
     responses: { 204: { description: 'Deleted' }, ...errors },
     async handler(ctx) {
-      await memories.deleteRecord(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id));
+      await records.delete(ctx.state.principal.projectId, String(ctx.params.schema), String(ctx.params.id));
       ctx.status = 204;
     },
   });
@@ -108,7 +109,7 @@ export function recordRoutes({ memories, extraction }: { memories: Memories; ext
       503: { description: 'The vector store or the embedding model is unavailable', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      ctx.body = { results: (await memories.search(ctx.state.principal.projectId, ctx.state.body)).map(showResult) };
+      ctx.body = { results: (await memorySearch.search(ctx.state.principal.projectId, ctx.state.body)).map(showResult) };
     },
   });
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ENTITY_IDS } from '../../core/memories.js';
+import { ENTITY_IDS } from '../../core/memory/rows.js';
 import { AnyObject } from './common.js';
 import { ENTITY_PROPS, MESSAGES } from './records.js';
 

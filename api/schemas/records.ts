@@ -1,5 +1,5 @@
 import { Type, type TOptional, type TString } from '@sinclair/typebox';
-import { ENTITY_IDS } from '../../core/memories.js';
+import { ENTITY_IDS } from '../../core/memory/rows.js';
 import { AnyObject, PAGING, StringEnum } from './common.js';
 
 /** Entity ids as request fields (records, extraction, mem0 add and delete). */

@@ -8,7 +8,7 @@ import type { Schemas } from '../schemas.js';
 import type { Secrets } from '../secrets.js';
 import { compileCondition, compileValue } from './conditions.js';
 import { GUARDRAIL_CHECKS, type GuardrailSide } from './guardrails.js';
-import type { LanguageModels } from './models/language-models.js';
+import type { LanguageModels } from '../../providers/registry.js';
 import type { ToolDefinition } from './tool-runner.js';
 
 /** The model an agent uses when none is named: the deterministic offline one. */

@@ -1,6 +1,6 @@
 import validator from 'validator';
 import { RegExpMatcher, englishDataset, englishRecommendedTransformers } from 'obscenity';
-import type { LanguageModel } from './language-model.js';
+import type { LanguageModel } from '../../providers/language-model.js';
 
 /** The checks a guardrail side can run. */
 export const GUARDRAIL_CHECKS = ['pii', 'secrets', 'prompt_injection', 'jailbreak', 'toxicity'] as const;

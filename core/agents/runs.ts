@@ -2,7 +2,7 @@ import type { RunRow, RunStatus, RunSummaryRow } from '../../db/repositories/age
 import type { Citation } from '../knowledge/knowledge.js';
 import type { RuleView } from './agents.js';
 import type { Verdict } from './guardrails.js';
-import type { ChatMessage, ChatResponse, ToolCallTrace } from './turn.js';
+import type { ChatMessage, ChatResponse, ToolCallTrace } from './turn/types.js';
 
 /** A run in a list. */
 export interface RunSummary {

@@ -5,7 +5,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { AddressGuard, normalizeHost } from './address-guard.js';
-import type { ToolRateLimiter } from './rate-limiter.js';
+import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
 export interface ToolDefinition {

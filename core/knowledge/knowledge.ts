@@ -1,20 +1,20 @@
 import type { Knex } from 'knex';
 import type { ChunkRow, ChunkWithDocument, DocumentRow, KnowledgeBaseRow, KnowledgeRepository } from '../../db/repositories/knowledge.repository.js';
 import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
-import type { OutboxRepository } from '../../db/repositories/outbox.repository.js';
+import type { TransactionalOutbox } from '../../db/transactional-outbox.js';
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { envelope } from '../../contracts/jobs/catalogue.js';
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
-import { DEFAULT_EMBED_MODEL, modelCollection, type Embedders } from '../embedding/embedders.js';
+import { modelCollection } from '../model-collection.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders } from '../../providers/registry.js';
 import { reciprocalRankFusion } from '../ranking.js';
-import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
 import { parseFilter, type FilterNode, type FilterScope } from '../../contracts/filter/filter.js';
 import { DocumentReader } from './document-reader.js';
 import { DOCUMENT_LIMITS, overLimit, UnreadableDocument, uploadOverLimit, type SourceType } from './documents.js';
 import { KeywordIndexes } from './keyword.js';
-import type { Reranker } from './reranker.js';
+import type { Reranker } from '../../providers/reranker.js';
 
 /** What knowledge search filters may name: the document's columns and its metadata (`metadata.<key>`). */
 export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {
@@ -120,17 +120,16 @@ export class Knowledge {
   constructor(
     private readonly db: Knex,
     private readonly rows: KnowledgeRepository,
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: TransactionalOutbox,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
     private readonly reranker: Reranker | null,
-    private readonly onOutboxWrite: () => void,
   ) {
     this.keyword = new KeywordIndexes(rows);
   }
 
   async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
-    const model = normalizeExtractModelName(input.model ?? DEFAULT_EXTRACT_MODEL);
+    const model = modelName('chat', input.model ?? DEFAULT_LANGUAGE_MODEL);
     const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
     const { chunk_size: size, chunk_overlap: overlap } = chunking(input);
     const now = nowMs();
@@ -177,12 +176,13 @@ export class Knowledge {
   /** Deletes a base with its documents and chunks; its vectors go in the background (`knowledge.purge`). */
   async delete(projectId: string, name: string): Promise<void> {
     const row = await this.base(projectId, name);
-    await this.db.transaction(async (trx) => {
-      await this.rows.deleteBase(trx, projectId, row.id);
-      await this.outbox.add(trx, projectId, envelope('knowledge.purge', { projectId, embedModel: row.embed_model, kbId: row.id }));
-    });
-    this.keyword.forget(row.id);
-    this.onOutboxWrite();
+    await this.outbox.write(
+      async (tx) => {
+        await this.rows.deleteBase(tx.trx, projectId, row.id);
+        await tx.add(projectId, envelope('knowledge.purge', { projectId, embedModel: row.embed_model, kbId: row.id }));
+      },
+      () => this.keyword.forget(row.id),
+    );
   }
 
   /** Stores a document (status `uploaded`) with its processing job; answers before any work is done. */
@@ -214,11 +214,10 @@ export class Knowledge {
       created_at: now,
       updated_at: now,
     };
-    await this.db.transaction(async (trx) => {
-      await this.rows.insertDocument(trx, { ...row, source: input.content });
-      await this.outbox.add(trx, projectId, envelope('document.process', { projectId, documentId: row.id, revision: 1 }));
+    await this.outbox.write(async (tx) => {
+      await this.rows.insertDocument(tx.trx, { ...row, source: input.content });
+      await tx.add(projectId, envelope('document.process', { projectId, documentId: row.id, revision: 1 }));
     });
-    this.onOutboxWrite();
     return documentView(row, name);
   }
 
@@ -235,23 +234,21 @@ export class Knowledge {
   async deleteDocument(projectId: string, name: string, documentId: string): Promise<void> {
     const base = await this.base(projectId, name);
     const doc = await this.document(projectId, name, documentId);
-    await this.db.transaction(async (trx) => {
-      if ((await this.rows.deleteDocument(trx, projectId, doc.id)) === 0) return;
-      await this.rows.bumpRevision(trx, projectId, doc.kb_id, nowMs());
-      await this.outbox.add(trx, projectId, envelope('knowledge.purge', { projectId, embedModel: base.embed_model, documentId: doc.id }));
+    await this.outbox.write(async (tx) => {
+      if ((await this.rows.deleteDocument(tx.trx, projectId, doc.id)) === 0) return;
+      await this.rows.bumpRevision(tx.trx, projectId, doc.kb_id, nowMs());
+      await tx.add(projectId, envelope('knowledge.purge', { projectId, embedModel: base.embed_model, documentId: doc.id }));
     });
-    this.onOutboxWrite();
   }
 
   /** Processes a document again from its stored bytes (e.g. after chunking settings changed or it failed). */
   async reprocess(projectId: string, name: string, documentId: string): Promise<DocumentView> {
     const doc = await this.document(projectId, name, documentId);
     const now = nowMs();
-    await this.db.transaction(async (trx) => {
-      await this.rows.restart(trx, projectId, doc.id, now);
-      await this.outbox.add(trx, projectId, envelope('document.process', { projectId, documentId: doc.id, revision: doc.revision + 1 }));
+    await this.outbox.write(async (tx) => {
+      await this.rows.restart(tx.trx, projectId, doc.id, now);
+      await tx.add(projectId, envelope('document.process', { projectId, documentId: doc.id, revision: doc.revision + 1 }));
     });
-    this.onOutboxWrite();
     return this.getDocument(projectId, name, documentId);
   }
 

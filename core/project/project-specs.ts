@@ -1,10 +1,7 @@
 import { AppError, badRequest, type FieldError } from '../../lib/errors.js';
 import { checkRuleAction, DEFAULT_AGENT_MODEL, validateFlow, type AgentInput, type Agents, type ToolInput } from '../agents/agents.js';
 import { compileCondition } from '../agents/conditions.js';
-import type { LanguageModels } from '../agents/models/language-models.js';
-import type { Embedders } from '../embedding/embedders.js';
-import { DEFAULT_EMBED_MODEL } from '../embedding/embedders.js';
-import { DEFAULT_EXTRACT_MODEL, normalizeExtractModelName } from '../extraction/extractors.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders, type LanguageModels } from '../../providers/registry.js';
 import type { Indexes } from '../indexes.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import { assertDefinition, SCHEMA_LIMITS, type Schemas } from '../schemas.js';
@@ -119,7 +116,7 @@ export class ProjectSpecs {
   constructor(private readonly services: ProjectSpecServices) {
     this.models = {
       chat: (name) => services.languageModels.validate(name),
-      knowledge: (name) => normalizeExtractModelName(name),
+      knowledge: (name) => modelName('chat', name),
       embed: (name) => services.embedders.validate(name),
     };
   }
@@ -205,7 +202,7 @@ export class ProjectSpecs {
     unique(knowledgeSpecs, '/spec/knowledge');
     knowledgeSpecs.forEach((kb, i) => {
       const at = `/spec/knowledge/${i}`;
-      const models = [attempt(`${at}/model`, () => this.models.knowledge(kb.model ?? DEFAULT_EXTRACT_MODEL)), attempt(`${at}/embed_model`, () => this.models.embed(kb.embed_model ?? DEFAULT_EMBED_MODEL))];
+      const models = [attempt(`${at}/model`, () => this.models.knowledge(kb.model ?? DEFAULT_LANGUAGE_MODEL)), attempt(`${at}/embed_model`, () => this.models.embed(kb.embed_model ?? DEFAULT_EMBED_MODEL))];
       if (models.includes(undefined)) return;
       const canonical = attempt(at, () => canonicalKnowledge(kb, this.models));
       if (canonical) desired.knowledge.push(canonical);

@@ -14,8 +14,7 @@ import {
   type ToolInput,
 } from '../agents/agents.js';
 import type { ToolDefinition } from '../agents/tool-runner.js';
-import { DEFAULT_EMBED_MODEL } from '../embedding/embedders.js';
-import { DEFAULT_EXTRACT_MODEL } from '../extraction/extractors.js';
+import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL } from '../../providers/registry.js';
 import type { DeletionProtection, IndexView } from '../indexes.js';
 import { chunking, type CreateKnowledgeInput, type KnowledgeBaseView } from '../knowledge/knowledge.js';
 import { defaultEmbedTemplate, type RecordJsonSchema, type RecordSchemaView, type Retention } from '../schemas.js';
@@ -286,7 +285,7 @@ export function canonicalKnowledge(spec: KnowledgeSpec, models: ModelNames): Can
   return {
     name: spec.name,
     instructions: spec.instructions ?? '',
-    model: models.knowledge(spec.model ?? DEFAULT_EXTRACT_MODEL),
+    model: models.knowledge(spec.model ?? DEFAULT_LANGUAGE_MODEL),
     embed_model: models.embed(spec.embed_model ?? DEFAULT_EMBED_MODEL),
     ...chunking(spec),
   };

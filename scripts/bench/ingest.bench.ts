@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { Embedders } from '../../core/embedding/embedders.js';
+import { Providers } from '../../providers/registry.js';
 import { createDatabase, type Knex } from '../../db/knex.js';
 import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { loadConfig } from '../../lib/config.js';
@@ -51,7 +51,7 @@ const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new 
 /** Sentences per second of the local model embedding batches of `batch`, in this process. */
 async function rawEmbedder(batch: number): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
-  const embedder = new Embedders(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).get('local');
+  const embedder = new Providers(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).embedders.get('local');
   const texts = notes(RAW_SENTENCES, 1_000_000);
   await embedder.embed(texts.slice(0, batch), 'document'); // loads the model
   const started = performance.now();

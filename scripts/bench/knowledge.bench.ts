@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Embedders } from '../../core/embedding/embedders.js';
+import { Providers } from '../../providers/registry.js';
 import { chunkText } from '../../core/knowledge/chunking.js';
 import { CHUNKING } from '../../core/knowledge/knowledge.js';
 import { loadConfig } from '../../lib/config.js';
@@ -38,7 +38,7 @@ const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new 
 
 async function rawEmbedder(texts: string[]): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
-  const embedder = new Embedders(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).get('local');
+  const embedder = new Providers(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).embedders.get('local');
   await embedder.embed(texts.slice(0, 32), 'document');
   const started = performance.now();
   for (let i = 0; i < texts.length; i += 32) await embedder.embed(texts.slice(i, i + 32), 'document');

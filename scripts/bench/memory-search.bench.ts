@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Embedder } from '../../core/embedding/embedder.js';
-import { newMemoryRow } from '../../core/memories.js';
+import type { Embedder } from '../../providers/embedder.js';
+import { newMemoryRow } from '../../core/memory/rows.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { Runtime } from '../../runtime/runtime.js';
@@ -98,7 +98,7 @@ class SeedVectors {
 }
 
 async function seed(runtime: Runtime, projectId: string): Promise<number> {
-  const spec = await runtime.memories.collection();
+  const spec = await runtime.memoryIndexer.collection();
   const seedVectors = new SeedVectors(runtime.embedders.get('local'), spec.dimension);
   const started = performance.now();
   for (let first = 0; first < N; first += SEED_BATCH) {
@@ -141,7 +141,7 @@ async function measure(api: Api, runtime: Runtime, projectId: string, queries: s
   // warm both paths: the first search of a collection loads it
   for (let i = 0; i < 10; i++) {
     await api.call('POST', '/v3/memories/search/', body(i));
-    await runtime.memories.search(projectId, body(i));
+    await runtime.memorySearch.search(projectId, body(i));
   }
   const apiMs: number[] = [];
   const directMs: number[] = [];
@@ -153,7 +153,7 @@ async function measure(api: Api, runtime: Runtime, projectId: string, queries: s
         hits += ((await api.call('POST', '/v3/memories/search/', body(i))).results as unknown[]).length;
       }),
     );
-    directMs.push(await timed(() => runtime.memories.search(projectId, body(i))));
+    directMs.push(await timed(() => runtime.memorySearch.search(projectId, body(i))));
   }
   return { name: c.name, mode, scope: c.scope, api: latency(apiMs), direct: latency(directMs), hitsPerQuery: hits / QUERIES };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Embedders } from '../../core/embedding/embedders.js';
+import { Providers } from '../../providers/registry.js';
 import { collectionOf } from '../../core/indexes.js';
 import { createDatabase, type Knex } from '../../db/knex.js';
 import { MilvusConnection } from '../../db/milvus.js';
@@ -109,7 +109,7 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
     const row = (await db('vector_indexes as i').join('projects as p', 'p.id', 'i.project_id').where({ 'p.name': 'bench', 'i.name': INDEX }).first('i.*')) as IndexRow;
     const spec = collectionOf(row);
     const store: VectorStore = milvus ? new MilvusVectorStore(milvus, createLogger('warn')) : new EmbeddedVectorStore(db);
-    const embedder = new Embedders(config, createLogger('warn')).get('local');
+    const embedder = new Providers(config, createLogger('warn')).embedders.get('local');
     await store.search(spec, row.project_id, unitVector(random(1)), { topK: TOP_K }); // loads the slab / collection
     await embedder.embed(['warm up'], 'query');
 
@@ -169,7 +169,7 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
 /** Sentences per second of the local model at a batch size, and single-text latency. */
 async function embedderFigures(): Promise<{ batch1PerSecond: number; batch32PerSecond: number; single: Latency }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
-  const embedder = new Embedders(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).get('local');
+  const embedder = new Providers(loadConfig({ DATA_DIR: dataDir, LOCAL_MODEL_DIR: localModelDir }), createLogger('warn')).embedders.get('local');
   await embedder.embed(['warm up'], 'document');
   const single: number[] = [];
   const one = Array.from({ length: 300 }, (_, i) => sentence(i));

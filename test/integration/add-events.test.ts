@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Extractor } from '../../core/extraction/extractor.js';
-import type { MemoryView } from '../../core/memories.js';
+import type { Extractor } from '../../providers/extractor.js';
+import type { MemoryView } from '../../core/memory/memories.js';
 import { MemoryDecisions } from '../../core/memory-decisions.js';
 import { createLogger } from '../../lib/logger.js';
 import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { Embedders, type EmbeddersOptions } from '../../core/embedding/embedders.js';
-import type { Embedder } from '../../core/embedding/embedder.js';
-import { LocalEmbedder } from '../../core/embedding/local.embedder.js';
+import type { ProvidersOptions } from '../../providers/provider.js';
+import { Providers, type Embedders } from '../../providers/registry.js';
+import type { Embedder } from '../../providers/embedder.js';
+import { LocalEmbedder } from '../../providers/local/local.embedder.js';
 import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
@@ -10,8 +11,8 @@ import { fakeProvider, rejection, type Answer, type FakeProvider, type Received 
 
 const log = createLogger('silent');
 
-function embeddersFor(env: Record<string, string>, options?: EmbeddersOptions): Embedders {
-  return new Embedders(loadConfig({ DATA_DIR: tempDir(), LOCAL_MODEL_DIR, ...env }), log, options);
+function embeddersFor(env: Record<string, string>, options?: ProvidersOptions): Embedders {
+  return new Providers(loadConfig({ DATA_DIR: tempDir(), LOCAL_MODEL_DIR, ...env }), log, options).embedders;
 }
 
 const dot = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);

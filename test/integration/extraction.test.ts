@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import type { ExtractionSchema } from '../../core/extraction/extractor.js';
-import { Extractors, type ExtractorsOptions } from '../../core/extraction/extractors.js';
+import type { ExtractionSchema } from '../../providers/extractor.js';
+import type { ProvidersOptions } from '../../providers/provider.js';
+import { Providers, type Extractors } from '../../providers/registry.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { tempDir } from '../helpers.js';
@@ -8,8 +9,8 @@ import { fakeProvider, rejection, type Answer, type FakeProvider, type Received 
 
 const log = createLogger('silent');
 
-function extractorsFor(env: Record<string, string>, options?: ExtractorsOptions): Extractors {
-  return new Extractors(loadConfig({ DATA_DIR: tempDir(), ...env }), log, options);
+function extractorsFor(env: Record<string, string>, options?: ProvidersOptions): Extractors {
+  return new Providers(loadConfig({ DATA_DIR: tempDir(), ...env }), log, options).extractors;
 }
 
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import type { ModelMessage, ModelReply, ModelRequest, Passage, ToolSpec } from '../../core/agents/language-model.js';
-import { LanguageModels, type LanguageModelsOptions } from '../../core/agents/models/language-models.js';
+import type { ModelMessage, ModelReply, ModelRequest, Passage, ToolSpec } from '../../providers/language-model.js';
+import type { ProvidersOptions } from '../../providers/provider.js';
+import { Providers, type LanguageModels } from '../../providers/registry.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { tempDir } from '../helpers.js';
@@ -8,8 +9,8 @@ import { fakeStreamingProvider, rejection, type Answer, type FakeProvider, type 
 
 const log = createLogger('silent');
 
-function modelsFor(env: Record<string, string>, options?: LanguageModelsOptions): LanguageModels {
-  return new LanguageModels(loadConfig({ DATA_DIR: tempDir(), ...env }), log, options);
+function modelsFor(env: Record<string, string>, options?: ProvidersOptions): LanguageModels {
+  return new Providers(loadConfig({ DATA_DIR: tempDir(), ...env }), log, options).languageModels;
 }
 
 const REFUNDS: Passage = { id: 'chunk-refunds', document_id: 'doc-1', filename: 'refunds.md', score: 0.8, text: 'We refund any order within 30 days of delivery.' };

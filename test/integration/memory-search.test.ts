@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newMemoryRow } from '../../core/memories.js';
+import { newMemoryRow } from '../../core/memory/rows.js';
 import { isProduction, newProject, PROFILE, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // Memory search as a user of mem0's API meets it: hybrid (dense + BM25 keyword + named time) by

@@ -44,7 +44,7 @@ function client(t: TestRuntime, key: string, projectId: string) {
       return res.status === 200 ? res.body.map((h: { event: string }) => h.event) : [];
     },
     async vectors(ids: string[]): Promise<string[]> {
-      const spec = await t.runtime.memories.collection();
+      const spec = await t.runtime.memoryIndexer.collection();
       return (await t.runtime.vectors.fetch(spec, projectId, ids)).map((v) => v.id);
     },
     vectorsGone: (ids: string[]) => waitFor(async () => (await api.vectors(ids)).length === 0, { timeoutMs: 30_000, message: `vectors of ${ids.join(', ')} removed` }),
@@ -57,7 +57,7 @@ describe(`retention sweeps (${PROFILE})`, function () {
   let t: TestRuntime;
   /** The controllable clock of the sweeps these tests run. */
   let now = Date.now();
-  const retention = (batchSize?: number) => new Retention(t.runtime.repositories.schemas, t.runtime.repositories.memories, t.runtime.memories, { now: () => now, batchSize });
+  const retention = (batchSize?: number) => new Retention(t.runtime.repositories.schemas, t.runtime.repositories.memories, t.runtime.records, { now: () => now, batchSize });
   /** A new project, so each test owns its data. */
   const project = async () => {
     const created = await newProject(t);

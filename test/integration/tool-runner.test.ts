@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { json, serve, type Seen, type TestServer } from '../http-server.js';
-import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../../core/agents/rate-limiter.js';
+import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../../db/tool-rate-limiter.js';
 import { ToolRunner, type ToolDefinition, type ToolOutcome, type ToolRunnerOptions } from '../../core/agents/tool-runner.js';
 import { loadConfig, type PrivateHostAllowance } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { BatchingEmbedder } from '../../core/embedding/batching.js';
-import type { Embedder, InputType } from '../../core/embedding/embedder.js';
+import { BatchingEmbedder } from '../../providers/batching.embedder.js';
+import type { Embedder, InputType } from '../../providers/embedder.js';
 
 /** An embedder whose vector for a text is [text length]; it records every call it gets. */
 class Recording implements Embedder {

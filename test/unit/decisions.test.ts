@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { checkDecisions, decideByModel, decideByRules, NEAR_DUPLICATE, type Candidate, type Decision } from '../../core/extraction/decisions.js';
+import { checkDecisions, decideByModel } from '../../providers/decisions.js';
+import type { Candidate, Decision } from '../../providers/extractor.js';
+import { decideByRules, NEAR_DUPLICATE } from '../../providers/local/decision-rules.js';
 
 // The add decisions of mem0's infer step: the local model's rules, and how a remote model's
 // answer is checked. Similarities are given as the local embedding model measures them.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Embedders, normalizeModelName } from '../../core/embedding/embedders.js';
+import { modelName, Providers } from '../../providers/registry.js';
 import { ConfigError, loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
@@ -23,6 +23,7 @@ const configured = loadConfig({
   OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
 });
 const bare = loadConfig({});
+const normalizeModelName = (name: string): string => modelName('embed', name);
 
 describe('embedder names', () => {
   it('reads plain `local` as the default local model, in any case', () => {
@@ -55,14 +56,14 @@ describe('embedder names', () => {
 
 describe('embedder registry', () => {
   it('validates a usable name to its canonical form without calling the provider', () => {
-    const embedders = new Embedders(configured, log);
+    const embedders = new Providers(configured, log).embedders;
     expect(embedders.validate('local')).to.equal('local/all-MiniLM-L6-v2');
     expect(embedders.validate('cohere/embed-english-v3.0')).to.equal('cohere/embed-english-v3.0');
     expect(embedders.validate('openai/nomic-embed-text')).to.equal('openai/nomic-embed-text');
   });
 
   it('says which variable to set when a provider is not configured', () => {
-    const embedders = new Embedders(bare, log);
+    const embedders = new Providers(bare, log).embedders;
     const cohere = appErrorOf(() => embedders.get('cohere/embed-v4.0'));
     expect([cohere.status, cohere.code]).to.deep.equal([400, 'embed_model_unavailable']);
     expect(cohere.detail).to.include('COHERE_API_KEY');
@@ -73,7 +74,7 @@ describe('embedder registry', () => {
   });
 
   it('hands out one embedder per model, whatever the spelling', () => {
-    const embedders = new Embedders(configured, log);
+    const embedders = new Providers(configured, log).embedders;
     const local = embedders.get('local');
     expect(embedders.get('local/all-MiniLM-L6-v2')).to.equal(local);
     expect(local.model).to.equal('local/all-MiniLM-L6-v2');
@@ -83,7 +84,7 @@ describe('embedder registry', () => {
 
   it('knows the vector length of well-known models without a call', async () => {
     // OPENAI_BASE_URL points at a closed port: a call would fail, so these come from the tables
-    const embedders = new Embedders(configured, log);
+    const embedders = new Providers(configured, log).embedders;
     const dims = async (model: string): Promise<number> => embedders.get(model).dimension();
     expect(await dims('local')).to.equal(384);
     expect(await dims('cohere/embed-v4.0')).to.equal(1536);

@@ -1,17 +1,9 @@
 import { expect } from 'chai';
-import {
-  extractionPrompt,
-  MAX_FACT_LENGTH,
-  parseModelJson,
-  relaxedSchema,
-  sanitizeExtraction,
-  sanitizeFacts,
-  type ExtractionInput,
-  type ExtractionSchema,
-} from '../../core/extraction/extractor.js';
-import { Extractors, normalizeExtractModelName } from '../../core/extraction/extractors.js';
-import { extractLocally, LocalExtractor } from '../../core/extraction/local.extractor.js';
-import { findDates, findNumbers, findPhones, findUrls } from '../../core/extraction/text-values.js';
+import { extractionPrompt, parseModelJson, relaxedSchema, sanitizeExtraction, sanitizeFacts } from '../../providers/extraction.js';
+import { MAX_FACT_LENGTH, type ExtractionInput, type ExtractionSchema } from '../../providers/extractor.js';
+import { modelName, Providers } from '../../providers/registry.js';
+import { extractLocally, LocalExtractor } from '../../providers/local/local.extractor.js';
+import { findDates, findNumbers, findPhones, findUrls } from '../../providers/local/text-values.js';
 import { SCHEMA_PRESETS } from '../../core/schema-presets.js';
 import { recordValidator } from '../../core/schemas.js';
 import { loadConfig } from '../../lib/config.js';
@@ -530,6 +522,7 @@ describe('facts for memory (infer)', () => {
 describe('extractor registry', () => {
   const configured = loadConfig({ COHERE_API_KEY: 'test-key', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
   const bare = loadConfig({});
+  const normalizeExtractModelName = (name: string): string => modelName('extract', name);
 
   it('reads model names as local, cohere/<model> or openai/<model>', () => {
     expect(normalizeExtractModelName(' Local ')).to.equal('local');
@@ -542,7 +535,7 @@ describe('extractor registry', () => {
   });
 
   it('says which variable to set when a provider is not configured', () => {
-    const extractors = new Extractors(bare, log);
+    const extractors = new Providers(bare, log).extractors;
     expect(extractors.validate('local')).to.equal('local');
     const cohere = appErrorOf(() => extractors.get('cohere/command-a-03-2025'));
     expect([cohere.status, cohere.code]).to.deep.equal([400, 'model_unavailable']);
@@ -553,7 +546,7 @@ describe('extractor registry', () => {
   });
 
   it('hands out one extractor per model, whatever the spelling', () => {
-    const extractors = new Extractors(configured, log);
+    const extractors = new Providers(configured, log).extractors;
     expect(extractors.get()).to.equal(extractors.get('LOCAL'));
     expect(extractors.get().model).to.equal('local');
     expect(extractors.get('Cohere/command-a-03-2025')).to.equal(extractors.get('cohere/command-a-03-2025'));

@@ -8,7 +8,7 @@ import {
   type RiskModel,
   type Verdict,
 } from '../../core/agents/guardrails.js';
-import type { LanguageModel, ModelReply, ModelRequest } from '../../core/agents/language-model.js';
+import type { LanguageModel, ModelReply, ModelRequest } from '../../providers/language-model.js';
 
 const side = (checks: GuardrailCheck[], overrides: Partial<GuardrailSide> = {}): GuardrailSide => ({
   enabled: true,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ModelMessage, ModelReply, ModelRequest, Passage, ToolSpec } from '../../core/agents/language-model.js';
-import { LocalLanguageModel } from '../../core/agents/models/local.model.js';
+import type { ModelMessage, ModelReply, ModelRequest, Passage, ToolSpec } from '../../providers/language-model.js';
+import { LocalLanguageModel } from '../../providers/local/local.model.js';
 
 const model = new LocalLanguageModel();
 const FALLBACK = "Sorry, I don't know that yet.";

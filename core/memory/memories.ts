@@ -1,0 +1,187 @@
+import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../../db/repositories/memories.repository.js';
+import { checkMetadataSize } from '../../contracts/vector-store.js';
+import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
+import { badRequest, conflict, notFound } from '../../lib/errors.js';
+import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, newMemoryRow, requireEntity, type EntityIds, type MemoryFields, type MemoryOwner } from './rows.js';
+import type { MemorySearch } from './search.js';
+import type { MemoryWrites } from './writes.js';
+
+/** mem0's `POST /v3/memories/add/`: messages in, memories out. */
+export interface AddMemoriesInput extends MemoryOwner {
+  messages: Array<{ role: string; content: string }>;
+  /** When what the messages say happened, in unix seconds (mem0's field); default now. */
+  timestamp?: number;
+  /** false: each message is stored as given; true (mem0's default): facts are picked out of the user's messages. */
+  infer?: boolean;
+}
+
+/** A memory a new fact is compared with, at the revision it was read. */
+export type RelatedMemory = MemoryView & { revision: number };
+
+/** A memory as mem0's v1 endpoints show it; typed records carry their schema in metadata. */
+export interface MemoryView extends MemoryFields {
+  categories: string[];
+  /** `pending` until searchable; `failed` only for input that can never be indexed. */
+  embedding_status: MemoryRow['embedding_status'];
+  /** Why it failed, or the last error while it is retried (pending). */
+  embedding_error: string | null;
+}
+
+export interface HistoryView {
+  id: string;
+  memory_id: string;
+  old_memory: string | null;
+  new_memory: string | null;
+  event: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** How many of an entity's newest memories `related` looks at for ones not indexed yet. */
+const UNINDEXED_CANDIDATES = 20;
+
+/**
+ * mem0's free-form memories: add, get, update, delete, history and list. They share the table,
+ * the write path and search with typed records, which mem0's endpoints show too.
+ */
+export class Memories {
+  constructor(
+    private readonly rows: MemoriesRepository,
+    private readonly writes: MemoryWrites,
+    private readonly memorySearch: MemorySearch,
+  ) {}
+
+  /**
+   * Stores free-form memories (mem0 add), each indexed in the background. With `skipKnown`, a
+   * text the same entity already has as a free-form memory (ignoring case) is not stored again.
+   * `eventTime` (epoch ms, default now) is when what they say happened: their `created_at`.
+   */
+  async add(projectId: string, owner: MemoryOwner, texts: string[], options: { skipKnown?: boolean; eventTime?: number; messages?: boolean } = {}): Promise<MemoryView[]> {
+    requireEntity(owner);
+    let fresh = [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
+    if (options.skipKnown && fresh.length > 0) {
+      const pinned = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
+      const known = await this.rows.knownTexts(projectId, pinned, fresh);
+      fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
+    }
+    const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
+    if (rows.length === 0) return [];
+    await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    return rows.map(memoryView);
+  }
+
+  /** Memories (free-form and typed) matching a filter that names an entity, newest first. */
+  async list(projectId: string, filters: unknown, page: number, pageSize: number): Promise<{ count: number; results: MemoryView[] }> {
+    const filter = parseFilter(filters, MEMORY_FILTER_SCOPE, '/filters');
+    const pinned = filter ? entityPins(filter) : {};
+    if (!filter || Object.keys(pinned).length === 0) {
+      throw badRequest('entity_required', `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}).`);
+    }
+    // SQL narrows to the pinned entity; the predicate applies the rest of the filter exactly.
+    const accept = toPredicate(filter);
+    const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter((row) => accept(filterRow(row)));
+    return { count: rows.length, results: rows.slice((page - 1) * pageSize, page * pageSize).map(memoryView) };
+  }
+
+  async get(projectId: string, id: string): Promise<MemoryView> {
+    return memoryView(await this.row(projectId, id));
+  }
+
+  /**
+   * mem0 update: new text and/or metadata for a memory. A typed record's text is derived from its
+   * values, so its text is changed through PATCH /v1/records instead; its metadata may change here.
+   * With `revision`, only that revision is changed (409 `memory_changed` otherwise).
+   */
+  async update(projectId: string, id: string, input: { text?: string; metadata?: Record<string, unknown> }, revision?: number): Promise<MemoryView> {
+    const row = await this.row(projectId, id);
+    if (input.text !== undefined && row.schema_name) {
+      throw badRequest('typed_record', `Memory "${id}" is a ${row.schema_name} record; change its values with PATCH /v1/records/${row.schema_name}/${id}.`);
+    }
+    const memory = input.text?.trim() ?? row.memory;
+    if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
+    if (input.metadata !== undefined) checkMetadataSize(input.metadata, `memory "${id}"`);
+    const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
+    const updated = await this.writes.transaction((tx) =>
+      this.writes.update(tx, row, revision ?? row.revision, { record: row.record, memory, metadata }, () =>
+        conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed'),
+      ),
+    );
+    return memoryView(updated);
+  }
+
+  /** Deletes a memory; with `revision`, only that revision of it (409 `memory_changed` otherwise). */
+  async delete(projectId: string, id: string, revision?: number): Promise<void> {
+    const row = await this.row(projectId, id);
+    if (revision !== undefined && row.revision !== revision) throw conflict(`Memory "${id}" changed before it could be deleted; read it again and retry.`, 'memory_changed');
+    await this.writes.transaction((tx) => this.writes.remove(tx, row));
+  }
+
+  /** Deletes every memory of one entity (mem0 deleteAll); returns how many. */
+  async deleteAll(projectId: string, entities: EntityIds): Promise<number> {
+    if (!ENTITY_IDS.some((k) => entities[k] !== undefined)) {
+      throw badRequest('entity_required', `Name whose memories to delete: one of ${ENTITY_IDS.join(', ')}.`);
+    }
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.rows.list(projectId, entities as MemoryListFilter, 500, 0);
+      if (batch.length === 0) break;
+      await this.writes.transaction(async (tx) => {
+        for (const row of batch) await this.writes.remove(tx, row);
+      });
+      deleted += batch.length;
+    }
+    return deleted;
+  }
+
+  async history(projectId: string, id: string): Promise<HistoryView[]> {
+    const rows = await this.rows.history(projectId, id);
+    if (rows.length === 0) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
+    return rows.map((h) => ({ id: h.id, memory_id: h.memory_id, old_memory: h.old_memory, new_memory: h.new_memory, event: h.event, created_at: Number(h.created_at), updated_at: Number(h.created_at) }));
+  }
+
+  private async row(projectId: string, id: string): Promise<MemoryRow> {
+    const row = await this.rows.get(projectId, id);
+    if (!row) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
+    return row;
+  }
+
+  /**
+   * Stores rows whose vectors are written elsewhere (a bulk import or a benchmark's seed, rows from
+   * `newMemoryRow`): the rows and their keyword index in one transaction, without history or jobs.
+   */
+  importRows(rows: MemoryRow[]): Promise<void> {
+    return this.writes.import(rows);
+  }
+
+  /**
+   * mem0 add with infer: for each fact, the entity's free-form memories it is compared with — the
+   * `topK` search finds for it, and the entity's newest memories not indexed yet, which search
+   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their values.
+   */
+  async related(projectId: string, owner: EntityIds, facts: string[], topK: number): Promise<RelatedMemory[][]> {
+    const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
+    const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
+    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed');
+    const hits = await Promise.all(facts.map((query) => this.memorySearch.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
+    const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
+    return hits.map((matches) => {
+      const rows = [...matches.flatMap((m) => found.get(m.id) ?? []), ...unindexed].filter((r) => r.schema_name === null);
+      return [...new Map(rows.map((r) => [r.id, { ...memoryView(r), revision: r.revision }])).values()];
+    });
+  }
+}
+
+/** The entity ids a filter pins with `eq` (directly or in a top-level AND): what SQL can narrow by. */
+function entityPins(node: FilterNode): MemoryListFilter {
+  const pins: MemoryListFilter = {};
+  for (const n of node.kind === 'and' ? node.nodes : [node]) {
+    if (n.kind === 'cmp' && n.op === 'eq' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name)) {
+      pins[n.target.name as keyof MemoryListFilter] = String(n.value);
+    }
+  }
+  return pins;
+}
+
+function memoryView(row: MemoryRow): MemoryView {
+  return { ...memoryFields(row), categories: [], embedding_status: row.embedding_status, embedding_error: row.embedding_error };
+}

@@ -1,0 +1,110 @@
+import type { MemoryRow } from '../../db/repositories/memories.repository.js';
+import { checkMetadataSize, type CollectionSpec } from '../../contracts/vector-store.js';
+import type { FilterRow, FilterScope } from '../../contracts/filter/filter.js';
+import { badRequest } from '../../lib/errors.js';
+import { newId, nowMs } from '../../lib/time.js';
+import type { Embedders } from '../../providers/registry.js';
+import { modelCollection } from '../model-collection.js';
+import { MemoryKeywords } from './keyword.js';
+
+/** Entity ids a memory may carry; memory search needs at least one of them. */
+export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
+export type EntityIds = Partial<Record<(typeof ENTITY_IDS)[number], string>>;
+
+/** Whom free-form memories belong to, and the metadata they carry. */
+export interface MemoryOwner extends EntityIds {
+  metadata?: Record<string, unknown>;
+}
+
+/** Throws 400 `entity_required` unless `owner` names at least one entity id. */
+export function requireEntity(owner: EntityIds): void {
+  if (!ENTITY_IDS.some((k) => owner[k] !== undefined)) {
+    throw badRequest('entity_required', `Name whom the memories belong to: one of ${ENTITY_IDS.join(', ')}.`);
+  }
+}
+
+/** What memory-search filters may name: entity ids, the schema, the creation time, and metadata keys. */
+export const MEMORY_FILTER_SCOPE: FilterScope = {
+  columns: { user_id: 'string', agent_id: 'string', run_id: 'string', app_id: 'string', schema: 'string', created_at: 'date' },
+  metadata: 'field',
+};
+
+/** The memories collection of an embedding model: where memory vectors are written and searched. */
+export function memoryCollection(embedders: Embedders, model: string): Promise<CollectionSpec> {
+  return modelCollection(embedders.get(model), 'memories', MEMORY_FILTER_SCOPE.columns);
+}
+
+/** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
+export function newMemoryRow(
+  projectId: string,
+  input: EntityIds & { metadata?: Record<string, unknown> },
+  memory: string,
+  typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
+  eventTime?: number,
+): MemoryRow {
+  // checked at the write: a vector store that refused it later would leave the memory `failed`
+  checkMetadataSize(input.metadata, 'the memory');
+  const now = nowMs();
+  return {
+    id: newId(),
+    project_id: projectId,
+    ...typed,
+    memory,
+    user_id: input.user_id ?? null,
+    agent_id: input.agent_id ?? null,
+    run_id: input.run_id ?? null,
+    app_id: input.app_id ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
+    revision: 1,
+    embedding_status: 'pending',
+    embedding_error: null,
+    term_count: MemoryKeywords.length(memory),
+    created_at: eventTime ?? now,
+    updated_at: now,
+  };
+}
+
+/** A row as the filter predicate sees it. */
+export function filterRow(row: MemoryRow): FilterRow {
+  return {
+    columns: { user_id: row.user_id, agent_id: row.agent_id, run_id: row.run_id, app_id: row.app_id, schema: row.schema_name, created_at: Number(row.created_at) },
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  };
+}
+
+/** What every view of a memory (mem0's, a search hit) shows; a typed record carries its schema and values in metadata. */
+export interface MemoryFields {
+  id: string;
+  memory: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+  metadata: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The fields every view of a memory shows, read from its row. */
+export function memoryFields(row: MemoryRow): MemoryFields {
+  const metadata: Record<string, unknown> = JSON.parse(row.metadata) as Record<string, unknown>;
+  if (row.schema_name) {
+    Object.assign(metadata, {
+      schema: row.schema_name,
+      schema_version: Number(row.schema_version),
+      record_id: row.id,
+      record: JSON.parse(row.record as string) as Record<string, unknown>,
+    });
+  }
+  return {
+    id: row.id,
+    memory: row.memory,
+    user_id: row.user_id,
+    agent_id: row.agent_id,
+    run_id: row.run_id,
+    app_id: row.app_id,
+    metadata,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}

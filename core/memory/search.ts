@@ -1,0 +1,192 @@
+import type { MemoriesRepository, MemoryRow } from '../../db/repositories/memories.repository.js';
+import type { EntityColumn, EntityPins } from '../../db/repositories/memory-terms.repository.js';
+import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
+import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
+import { AppError, badRequest } from '../../lib/errors.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
+import { cosine, reciprocalRankFusion, RRF_K } from '../ranking.js';
+import type { KeywordHit, MemoryKeywords } from './keyword.js';
+import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryCollection, memoryFields, type MemoryFields } from './rows.js';
+import { namedTime } from './signals.js';
+
+/** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
+export type MemorySearchMode = 'hybrid' | 'dense' | 'keyword';
+
+export interface MemorySearchInput {
+  query: string;
+  output_format?: string;
+  filters: unknown;
+  top_k?: number;
+  /** The least cosine similarity of query and memory a result may have, in every mode. */
+  threshold?: number;
+  mode?: MemorySearchMode;
+}
+
+/** One memory-search hit (typed record or free-form memory). */
+export interface MemorySearchResult extends MemoryFields {
+  score: number;
+}
+
+/** The least share of the query's idf weight a keyword hit must hold to vote in hybrid fusion. */
+const MIN_KEYWORD_COVERAGE = 0.5;
+
+/** Each list fused by hybrid search holds at least this many memories. */
+const FUSION_POOL = 40;
+
+/** Memory search (`/v3/memories/search`) over typed records and free-form memories alike. */
+export class MemorySearch {
+  constructor(
+    private readonly rows: MemoriesRepository,
+    private readonly keywords: MemoryKeywords,
+    private readonly store: VectorStore,
+    private readonly embedders: Embedders,
+    private readonly embedModel: string = DEFAULT_EMBED_MODEL,
+  ) {}
+
+  /**
+   * Memory search over an entity's memories (an entity id is required in `filters`). `hybrid`
+   * (the default) fuses, by reciprocal rank, the dense list (cosine over the embeddings), the BM25
+   * keyword list, and — when the query names a day, month or year — the dense list of the memories
+   * whose event time falls in it. `dense` and `keyword` rank by one side alone. The rest of the
+   * filter applies to every list; `threshold` is the least cosine similarity a result may have.
+   */
+  async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
+    const filter = parseFilter(input.filters, MEMORY_FILTER_SCOPE, '/filters');
+    if (!filter || Object.keys(pinnedEntities(filter)).length === 0) {
+      throw badRequest(
+        'entity_required',
+        `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}), alone or inside a top-level AND.`,
+      );
+    }
+    const mode = input.mode ?? 'hybrid';
+    const topK = input.top_k ?? 10;
+    const pool = mode === 'hybrid' ? Math.max(topK * 4, FUSION_POOL) : topK;
+    const needsVector = mode !== 'keyword' || input.threshold !== undefined;
+    // the query is embedded (on the model's thread) while the keyword side reads its postings
+    const vectorPass = needsVector
+      ? Promise.resolve()
+          .then(() => this.embedders.get(this.embedModel).embed([input.query], 'query'))
+          .then(([v]) => v as Float32Array)
+      : null;
+    vectorPass?.catch(() => undefined);
+    const rows = new Map<string, MemoryRow>();
+    // In fusion a keyword hit votes only when it holds at least half of the query's informative
+    // weight: one shared word of a long question says little, and such weak hits, ranked among
+    // the first of a short list, would push the dense list's answers out of the top.
+    const keyword = mode !== 'dense' ? await this.keywordHits(projectId, filter, input.query, pool, mode === 'hybrid' ? MIN_KEYWORD_COVERAGE : 0, rows) : null;
+    const lists: Array<Array<{ id: string; score: number }>> = [];
+    const similarity = new Map<string, number>();
+    let vector: Float32Array | null = null;
+    let spec: CollectionSpec | null = null;
+    if (mode !== 'keyword') {
+      const span = mode === 'hybrid' ? namedTime(input.query) : null;
+      try {
+        spec = await memoryCollection(this.embedders, this.embedModel);
+        vector = await (vectorPass as Promise<Float32Array>);
+        const [dense, inSpan] = await Promise.all([
+          this.store.search(spec, projectId, vector, { topK: pool, filter }),
+          span ? this.store.search(spec, projectId, vector, { topK: pool, filter: withinSpan(filter, span) }) : Promise.resolve(null),
+        ]);
+        for (const m of [...dense, ...(inSpan ?? [])]) similarity.set(m.id, m.score);
+        lists.push(dense);
+        if (inSpan && inSpan.length > 0) lists.push(inSpan);
+      } catch (err) {
+        // Hybrid search outlives an embedder or vector store outage on its keyword side alone
+        // (unless a threshold needs the similarity); dense search has nothing else to answer with.
+        if (!(mode === 'hybrid' && input.threshold === undefined && isUnavailable(err))) throw err;
+      }
+    } else if (vectorPass) {
+      spec = await memoryCollection(this.embedders, this.embedModel);
+      vector = await vectorPass;
+    }
+    if (keyword) lists.push(keyword);
+    let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
+    if (input.threshold !== undefined) {
+      await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
+      ranked = ranked.filter((r) => (similarity.get(r.id) ?? -Infinity) >= (input.threshold as number));
+    }
+    // The rows are the truth: a vector whose row is gone (deleted, not yet unindexed) is left out.
+    const wanted = ranked.slice(0, topK + 8).map((r) => r.id).filter((id) => !rows.has(id));
+    for (const row of await this.rows.getMany(projectId, wanted)) rows.set(row.id, row);
+    return ranked.flatMap((r) => {
+      const row = rows.get(r.id);
+      return row ? [{ ...memoryFields(row), score: r.score }] : [];
+    }).slice(0, topK);
+  }
+
+  /**
+   * The keyword list: BM25 over the memories of the entities the filter pins, best first, keeping
+   * only those that hold `minCoverage` of the query's weight and pass the whole filter (their rows,
+   * read to check it, are kept in `rows`). The index is asked for more only when the rest of the
+   * filter turned some away.
+   */
+  private async keywordHits(projectId: string, filter: FilterNode, query: string, limit: number, minCoverage: number, rows: Map<string, MemoryRow>): Promise<KeywordHit[]> {
+    const pins = pinnedEntities(filter);
+    // a filter of entity pins alone is what the index already applied
+    if (isPinsOnly(filter, pins)) return this.keywords.search(projectId, pins, query, limit, minCoverage);
+    const accept = toPredicate(filter);
+    for (let asked = limit; ; asked *= 4) {
+      const candidates = await this.keywords.search(projectId, pins, query, asked, minCoverage);
+      const unread = candidates.map((c) => c.id).filter((id) => !rows.has(id));
+      for (const row of await this.rows.getMany(projectId, unread)) rows.set(row.id, row);
+      const hits = candidates.filter((c) => {
+        const row = rows.get(c.id);
+        return row !== undefined && accept(filterRow(row));
+      });
+      if (hits.length >= limit || candidates.length < asked) return hits.slice(0, limit);
+    }
+  }
+
+  /** Adds the cosine similarity to the query of memories not in a dense list (read from their vectors). */
+  private async measureSimilarity(spec: CollectionSpec, projectId: string, vector: Float32Array, ids: string[], into: Map<string, number>): Promise<void> {
+    if (ids.length === 0) return;
+    for (const point of await this.store.fetch(spec, projectId, ids, { includeValues: true })) {
+      into.set(point.id, cosine(vector, point.values as number[]));
+    }
+  }
+}
+
+/**
+ * The entity ids a filter pins with `eq` or `in` (directly or in a top-level AND): what memory
+ * search requires at least one of, and what the keyword index narrows by.
+ */
+function pinnedEntities(node: FilterNode): EntityPins {
+  const pins: EntityPins = {};
+  for (const n of node.kind === 'and' ? node.nodes : [node]) {
+    if (n.kind !== 'cmp' || n.target.kind !== 'column' || !(ENTITY_IDS as readonly string[]).includes(n.target.name)) continue;
+    const values = n.op === 'eq' ? [n.value] : n.op === 'in' ? (n.value as unknown[]) : null;
+    if (values) pins[n.target.name as EntityColumn] = values.map(String);
+  }
+  return pins;
+}
+
+/** Whether the filter says nothing but which entities' memories to search: each of its nodes is one of `pins`. */
+function isPinsOnly(node: FilterNode, pins: EntityPins): boolean {
+  return (node.kind === 'and' ? node.nodes.length : 1) === Object.keys(pins).length;
+}
+
+/** The filter narrowed to memories whose event time falls in `span`. */
+function withinSpan(filter: FilterNode, span: { start: number; end: number }): FilterNode {
+  const target = { kind: 'column', name: 'created_at', type: 'date' } as const;
+  return {
+    kind: 'and',
+    nodes: [filter, { kind: 'cmp', op: 'gte', target, value: span.start }, { kind: 'cmp', op: 'lt', target, value: span.end }],
+  };
+}
+
+/**
+ * Reciprocal-rank fusion of ranked lists, best first, the newer memory first on a tie; the score
+ * is scaled so that first in every list is 1.
+ */
+function fuse(lists: Array<Array<{ id: string }>>): Array<{ id: string; score: number }> {
+  const top = lists.length / (RRF_K + 1);
+  return reciprocalRankFusion(
+    lists.map((list) => list.map((hit) => hit.id)),
+    (a, b) => (a < b ? 1 : -1),
+  ).map(({ id, score }) => ({ id, score: score / top }));
+}
+
+/** An embedder or vector store that cannot answer now: unreachable (503), or its model files missing. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof AppError && (err.status === 503 || err.code === 'embed_model_unavailable');
+}

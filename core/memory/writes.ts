@@ -1,0 +1,78 @@
+import type { MemoriesRepository, MemoryRow } from '../../db/repositories/memories.repository.js';
+import type { UsageRepository } from '../../db/repositories/usage.repository.js';
+import type { OutboxTransaction, TransactionalOutbox } from '../../db/transactional-outbox.js';
+import { envelope } from '../../contracts/jobs/catalogue.js';
+import { newId, nowMs } from '../../lib/time.js';
+import { utcDay } from '../usage.js';
+import { MemoryKeywords } from './keyword.js';
+
+/**
+ * How typed records and free-form memories are written. The row is the source of truth and
+ * commits with its history entry, its keyword index and an outbox entry: the `memory.index` job
+ * then derives the vector (see `MemoryIndexer`). A change bumps the row's revision and queues
+ * the job again; a delete queues it to remove the vector.
+ */
+export class MemoryWrites {
+  constructor(
+    private readonly rows: MemoriesRepository,
+    private readonly outbox: TransactionalOutbox,
+    private readonly keywords: MemoryKeywords,
+    private readonly usage: UsageRepository,
+  ) {}
+
+  /**
+   * Runs a write in one transaction with its jobs. Once it has committed, its change is counted
+   * for every process's keyword caches, then the outbox relay is woken for its jobs. Only then
+   * is the write acknowledged.
+   */
+  transaction<T>(work: (tx: OutboxTransaction) => Promise<T>): Promise<T> {
+    return this.outbox.write(work, () => this.keywords.settled());
+  }
+
+  /** New rows, each with its ADD history entry and its indexing job, metered. */
+  async insert(tx: OutboxTransaction, rows: MemoryRow[]): Promise<void> {
+    if (rows.length > 0) await this.usage.increment(tx.trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
+    for (const row of rows) {
+      await this.rows.insert(tx.trx, row);
+      // history tells when a change was written (the row's created_at is when its event happened)
+      await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
+      await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
+    }
+    await this.keywords.write(tx.trx, rows, true);
+  }
+
+  /**
+   * Writes a row's new text, values and metadata with its UPDATE history entry and indexing job
+   * (and its keyword index when the text changed), if the row is still at `revision`; throws what
+   * `changed` makes otherwise. Returns the row as written.
+   */
+  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: Pick<MemoryRow, 'record' | 'memory' | 'metadata'>, changed: () => Error): Promise<MemoryRow> {
+    const now = nowMs();
+    const { memory } = change;
+    if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, { ...change, updated_at: now, term_count: MemoryKeywords.length(memory) })) === 0) throw changed();
+    if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
+    await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
+    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    return (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
+  }
+
+  /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
+  async remove(tx: OutboxTransaction, row: MemoryRow): Promise<boolean> {
+    if ((await this.rows.delete(tx.trx, row.project_id, row.id)) === 0) return false;
+    await this.keywords.remove(tx.trx, [row.id], row.project_id);
+    await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
+    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    return true;
+  }
+
+  /**
+   * Stores rows whose vectors are written elsewhere (a bulk import or a benchmark's seed, rows from
+   * `newMemoryRow`): the rows and their keyword index in one transaction, without history or jobs.
+   */
+  async import(rows: MemoryRow[]): Promise<void> {
+    await this.transaction(async (tx) => {
+      await this.rows.insertMany(tx.trx, rows);
+      await this.keywords.write(tx.trx, rows, true);
+    });
+  }
+}

@@ -1,0 +1,90 @@
+/** One property of a record schema, in Cairn's restricted JSON-Schema subset. */
+export type ExtractionProperty =
+  | { type: 'string'; enum?: readonly string[]; description?: string }
+  | { type: 'number' | 'integer' | 'boolean'; description?: string }
+  | { type: 'array'; items: { type: 'string' }; description?: string };
+
+/**
+ * A record schema as extraction reads it: one level of typed properties (the same plain JSON
+ * shape `core/schemas.ts` validates and stores).
+ */
+export interface ExtractionSchema {
+  type: 'object';
+  properties: Readonly<Record<string, ExtractionProperty>>;
+  required?: readonly string[];
+  additionalProperties?: false;
+  description?: string;
+  title?: string;
+}
+
+/** One turn of a conversation handed to extraction. */
+export interface ExtractionMessage {
+  role: string;
+  content: string;
+}
+
+/** What values are extracted from: a text, or a conversation. */
+export type ExtractionInput = { text: string } | { messages: readonly ExtractionMessage[] };
+
+/**
+ * A language model that pulls a record's values out of text. Model names are `provider/model`
+ * (`local`, `cohere/command-a-03-2025`, `openai/<model>`).
+ *
+ * Contract: the result holds only values explicitly stated in the input, as a partial object
+ * of the schema's properties: a property that is not stated is absent (never null, never a
+ * guess), `required` is not enforced (the caller validates and decides whether to store), and
+ * every present value has its property's JSON type (integer vs number, an enum member exactly
+ * as the enum spells it, arrays of strings). Nothing found is `{}`.
+ */
+export interface Extractor {
+  /** The full `provider/model` name. */
+  readonly model: string;
+  extract(schema: ExtractionSchema, input: ExtractionInput): Promise<Record<string, unknown>>;
+  /**
+   * The facts worth remembering about the user in a conversation (mem0's `infer: true`): short,
+   * self-contained statements taken from what the user said, never from what the assistant
+   * suggested, each at most `MAX_FACT_LENGTH` characters, without duplicates. Nothing worth
+   * remembering is `[]`.
+   */
+  facts(messages: readonly ExtractionMessage[]): Promise<string[]>;
+  /**
+   * What each new fact does to the entity's memories most like it (mem0's add step): one
+   * decision per fact, in order (`Decision`). Rejects only when a remote model could not
+   * be asked; an answer that cannot be read turns the facts it leaves undecided into ADD.
+   */
+  decide(facts: readonly FactCandidates[]): Promise<Decision[]>;
+}
+
+/** Longest fact kept; a model's longer answer is cut at a word boundary. */
+export const MAX_FACT_LENGTH = 500;
+/** Most facts kept from one conversation. */
+export const MAX_FACTS = 50;
+
+/** What a new fact does to the memories: mem0's events (mem0's `NONE` is `NOOP` here, as in its clients). */
+export type MemoryEvent = 'ADD' | 'UPDATE' | 'DELETE' | 'NOOP';
+
+/** An existing memory a fact is compared with. */
+export interface Candidate {
+  id: string;
+  text: string;
+  /** Cosine similarity of the fact and this memory (all-MiniLM-L6-v2 vectors). */
+  similarity: number;
+}
+
+/** A new fact and the entity's memories most like it. */
+export interface FactCandidates {
+  fact: string;
+  candidates: readonly Candidate[];
+}
+
+/**
+ * The decision for one fact. `ADD` stores `text`; `UPDATE` rewrites memory `targetId` to
+ * `text`; `DELETE` removes memory `targetId`; `NOOP` changes nothing (`targetId`: the memory
+ * that already holds the fact, absent when there is nothing to point at, e.g. "forget that …"
+ * about something never stored).
+ */
+export type Decision =
+  | { event: 'ADD'; text: string }
+  | { event: 'UPDATE'; targetId: string; text: string }
+  | { event: 'DELETE'; targetId: string }
+  | { event: 'NOOP'; targetId?: string };
