@@ -62,9 +62,8 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     query: PAGING_QUERY,
     responses: { 200: { description: 'Agents', schema: { type: 'object', properties: { agents: { type: 'array', items: AGENT_VIEW } } } } },
     async handler(ctx) {
-      // an absent limit or offset is passed on as absent (the database then applies none)
-      const { limit, offset } = ctx.state.query;
-      ctx.body = { agents: (await agents.list(ctx.state.principal.projectId, limit as number, offset as number)).map(showAgent) };
+      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      ctx.body = { agents: (await agents.list(ctx.state.principal.projectId, limit, offset)).map(showAgent) };
     },
   });
 
@@ -327,9 +326,8 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
       ...errors(),
     },
     async handler(ctx) {
-      const { limit, offset, conversation_id } = ctx.state.query;
-      // an absent limit or offset is passed on as absent (the database then applies none)
-      ctx.body = { runs: (await chat.runs(ctx.state.principal.projectId, String(ctx.params.name), limit as number, offset as number, conversation_id)).map(showRun) };
+      const { limit = 50, offset = 0, conversation_id } = ctx.state.query ?? {};
+      ctx.body = { runs: (await chat.runs(ctx.state.principal.projectId, String(ctx.params.name), limit, offset, conversation_id)).map(showRun) };
     },
   });
 

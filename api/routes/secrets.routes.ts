@@ -43,9 +43,8 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
     query: PAGING_QUERY,
     responses: { 200: { description: 'Secrets', schema: { type: 'object', properties: { secrets: { type: 'array', items: SECRET_VIEW } } } } },
     async handler(ctx) {
-      // an absent limit or offset is passed on as absent (the database then applies none)
-      const { limit, offset } = ctx.state.query;
-      ctx.body = { secrets: (await secrets.list(ctx.state.principal.projectId, limit as number, offset as number)).map(show) };
+      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      ctx.body = { secrets: (await secrets.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });
 

@@ -171,6 +171,25 @@ describe(`agents (${PROFILE})`, function () {
       expect((await get(`/v1/agents/${name}/runs`)).status).to.equal(404);
     });
 
+    it('lists at most 50 agents and 50 runs when no limit is given, newest runs first', async () => {
+      const project = token((await newProject(t)).key);
+      const as = (req: ReturnType<typeof t.http.get>) => req.set('Authorization', project);
+      const names = Array.from({ length: 51 }, () => unique('many'));
+      for (const name of names) expect((await as(t.http.post('/v1/agents')).send({ name })).status).to.equal(201);
+      expect((await as(t.http.get('/v1/agents'))).body.agents).to.have.length(50);
+      expect((await as(t.http.get('/v1/agents?limit=100'))).body.agents).to.have.length(51);
+      const agent = names[0] as string;
+      const runIds: string[] = [];
+      for (let i = 0; i < 51; i++) {
+        const res = await as(t.http.post(`/v1/agents/${agent}/chat`)).send({ messages: [{ role: 'user', content: `hello ${i}` }] });
+        expect(res.status).to.equal(200);
+        runIds.push(res.body.run_id as string);
+      }
+      const runs = (await as(t.http.get(`/v1/agents/${agent}/runs`))).body.runs as Array<{ id: string }>;
+      expect(runs).to.have.length(50);
+      expect(runs[0]!.id).to.equal(runIds[50]);
+    });
+
     it('keeps agents of one project out of another', async () => {
       const name = await newAgent();
       const other = token((await newProject(t)).key);
