@@ -1,9 +1,8 @@
 import type { Queue } from 'bullmq';
 import { ApiKeys } from '../core/api-keys.js';
-import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
+import type { KeyCache } from '../db/key-cache.js';
 import { RecordExtraction } from '../core/extract.js';
 import { Indexes } from '../core/indexes.js';
-import { type MemoryChanges, RedisMemoryChanges, SingleProcessChanges } from '../db/memory-changes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
 import { MemoryIndexer } from '../core/memory/indexing.js';
 import { Memories } from '../core/memory/memories.js';
@@ -17,7 +16,7 @@ import { Usage } from '../core/usage.js';
 import { Schemas } from '../core/schemas.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
-import { MilvusConnection } from '../db/milvus.js';
+import type { MilvusConnection } from '../db/milvus.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
@@ -46,7 +45,6 @@ import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js'
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
-import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
 import { Secrets, secretsKey } from '../core/secrets.js';
@@ -55,10 +53,10 @@ import { OidcVerifier } from '../core/registry/identity.js';
 import { Registry } from '../core/registry/registry.js';
 import { RegistryRepository } from '../db/repositories/registry.repository.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
-import { InProcessQueue } from '../workers/in-process.driver.js';
 import { OutboxRelay, type RelayOptions } from '../workers/outbox-relay.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
-import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
+import type { Config } from '../lib/config.js';
+import { profileAdapters, type ProfileAdapters } from './profiles.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { Providers, type Embedders, type LanguageModels } from '../providers/registry.js';
 import { Metrics } from '../lib/metrics.js';
@@ -84,43 +82,6 @@ export interface DependencyStatus {
   name: string;
   ok: boolean;
   error?: string;
-}
-
-/** What differs between the profiles: the queue, the shared caches and counters, the Milvus connection. */
-interface ProfileAdapters {
-  queue: QueueDriver;
-  keyCache: KeyCache;
-  milvus: MilvusConnection | null;
-  /** API processes and workers tell each other that a project's memories changed. */
-  memoryChanges: MemoryChanges;
-  /** One call budget per tool, across every API process. */
-  toolLimiter: ToolRateLimiter;
-}
-
-/** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
-const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
-
-/** Everything in this process: the in-process queue, caches and counters. */
-function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters {
-  return {
-    queue: new InProcessQueue(log.child({ component: 'queue' }), concurrencyOf(config)),
-    keyCache: new MemoryKeyCache(),
-    milvus: null,
-    memoryChanges: new SingleProcessChanges(),
-    toolLimiter: new MemoryToolRateLimiter(),
-  };
-}
-
-/** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
-function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
-  const { redisUrl, queuePrefix } = config;
-  return {
-    queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
-    keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
-    milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
-    memoryChanges: new RedisMemoryChanges(redisUrl, queuePrefix),
-    toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
-  };
 }
 
 /**
@@ -293,7 +254,7 @@ export class Runtime {
       await db.destroy();
       throw err;
     }
-    const adapters = config.profile === 'production' ? productionAdapters(config, log) : embeddedAdapters(config, log);
+    const adapters = profileAdapters(config, log);
     const runtime = new Runtime(config, options.role, log, db, adapters, options.relay ?? {});
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
     return runtime;

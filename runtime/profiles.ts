@@ -1,0 +1,51 @@
+import type { QueueDriver } from '../contracts/jobs/queue.js';
+import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
+import { RedisMemoryChanges, SingleProcessChanges, type MemoryChanges } from '../db/memory-changes.js';
+import { MilvusConnection } from '../db/milvus.js';
+import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
+import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import { BullmqQueue } from '../workers/bullmq.driver.js';
+import { InProcessQueue } from '../workers/in-process.driver.js';
+
+/** What differs between the profiles: the queue, the shared caches and counters, the Milvus connection. */
+export interface ProfileAdapters {
+  queue: QueueDriver;
+  keyCache: KeyCache;
+  milvus: MilvusConnection | null;
+  /** API processes and workers tell each other that a project's memories changed. */
+  memoryChanges: MemoryChanges;
+  /** One call budget per tool, across every API process. */
+  toolLimiter: ToolRateLimiter;
+}
+
+/** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
+const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
+
+/** Everything in this process: the in-process queue, caches and counters. */
+function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters {
+  return {
+    queue: new InProcessQueue(log.child({ component: 'queue' }), concurrencyOf(config)),
+    keyCache: new MemoryKeyCache(),
+    milvus: null,
+    memoryChanges: new SingleProcessChanges(),
+    toolLimiter: new MemoryToolRateLimiter(),
+  };
+}
+
+/** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
+function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
+  const { redisUrl, queuePrefix } = config;
+  return {
+    queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
+    keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
+    milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
+    memoryChanges: new RedisMemoryChanges(redisUrl, queuePrefix),
+    toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
+  };
+}
+
+/** The adapters of the configuration's profile. */
+export function profileAdapters(config: Config, log: Logger): ProfileAdapters {
+  return config.profile === 'production' ? productionAdapters(config, log) : embeddedAdapters(config, log);
+}
