@@ -4,6 +4,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Providers } from '../../providers/registry.js';
 import { collectionOf } from '../../core/indexes.js';
+import { createRequire } from 'node:module';
+import type * as USearch from 'usearch';
+import { parseFilter, toPredicate, type FilterNode, type FilterRow } from '../../contracts/filter/filter.js';
 import { createDatabase, type Knex } from '../../db/knex.js';
 import { MilvusConnection } from '../../db/milvus.js';
 import type { IndexRow } from '../../db/repositories/indexes.repository.js';
@@ -26,6 +29,8 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '300' },
     // Milvus Lite answers a query at 100k vectors in ~0.1–1 s, so fewer queries there
     'production-queries': { type: 'string', default: '60' },
+    // filtered searches on the embedded store: queries per round, three rounds
+    'filter-queries': { type: 'string', default: '100' },
   },
 });
 const profiles: ProfileName[] = args.profile === 'both' ? ['embedded', 'production'] : [args.profile as ProfileName];
@@ -42,6 +47,19 @@ const BATCH = 1000;
 const TOP_K = 10;
 const INDEX = 'bench-p2';
 const TARGET = { p50: 20, p99: 60, overhead: 0.25 };
+const ROUNDS = 3;
+const { exactSearch, MetricKind } = createRequire(import.meta.url)('usearch') as typeof USearch;
+
+/**
+ * Filtered searches measured on the embedded store, as an index query would send them (metadata
+ * keys at the root). `group` takes ten values, `shard` a hundred, `n` is the vector's number.
+ */
+const FILTER_CASES: Array<{ label: string; filter: Record<string, unknown> }> = [
+  { label: '10 % eq', filter: { group: 'g3' } },
+  { label: '1 % eq', filter: { shard: 's42' } },
+  { label: '1 % eq + range', filter: { group: 'g3', n: { lt: N / 10 } } },
+];
+const metadataOf = (i: number): Record<string, unknown> => ({ n: i, group: `g${i % 10}`, shard: `s${i % 100}` });
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
 
 
@@ -67,6 +85,15 @@ interface ProfileResult {
   describeIndex: Latency;
   vectorQuery: { api: Latency; direct: Latency; overhead: number };
   textQuery: { api: Latency; direct: Latency; overhead: number };
+  filtered: FilteredFigures | null;
+}
+
+/** Each case's p50 per round, beside the unfiltered search's and the floor's of the same round. */
+interface FilteredFigures {
+  queriesPerRound: number;
+  unfiltered: number[];
+  /** `disagreements`: queries whose top ids differ from the floor's. */
+  cases: Array<{ label: string; passing: number; cairn: number[]; floor: number[]; disagreements: number }>;
 }
 
 async function runProfile(profile: ProfileName): Promise<ProfileResult> {
@@ -91,14 +118,17 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
 
     process.stderr.write(`[${profile}] upserting ${N} vectors of ${DIM} dimensions in batches of ${BATCH}\n`);
     const next = random(42);
+    // every vector as stored (float32), for the filtered searches' floor
+    const all = profile === 'embedded' ? new Float32Array(N * DIM) : null;
     const batchMs: number[] = [];
     const started = performance.now();
     for (let i = 0; i < N; i += BATCH) {
       const vectors = Array.from({ length: Math.min(BATCH, N - i) }, (_, j) => ({
         id: `v${i + j}`,
         values: unitVector(next),
-        metadata: { n: i + j, group: `g${(i + j) % 10}` },
+        metadata: metadataOf(i + j),
       }));
+      vectors.forEach((v, j) => all?.set(v.values, (i + j) * DIM));
       batchMs.push(await timed(() => api.call('POST', `/v1/indexes/${INDEX}/vectors/upsert`, { vectors })));
     }
     const upsertSeconds = (performance.now() - started) / 1000;
@@ -143,6 +173,7 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
         }),
       );
     }
+    const filtered = all ? await filteredFigures(store, spec, row.project_id, all, queries) : null;
     const pair = (a: number[], d: number[]) => {
       const api = latency(a);
       const direct = latency(d);
@@ -157,6 +188,7 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
       describeIndex: latency(describe),
       vectorQuery: pair(apiVector, directVector),
       textQuery: pair(apiText, directText),
+      filtered,
     };
   } finally {
     await stopChild(child.proc);
@@ -165,6 +197,61 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Filtered searches on the store against the unfiltered search and a floor: USearch's exact search
+ * over the passing vectors alone, gathered into one array before timing, which is what scoring
+ * only the vectors that pass costs when finding them costs nothing. Interleaved query by query,
+ * in three rounds; the floor's top ids must be the store's.
+ */
+async function filteredFigures(store: VectorStore, spec: ReturnType<typeof collectionOf>, projectId: string, all: Float32Array, queries: number[][]): Promise<FilteredFigures> {
+  const perRound = Math.min(Number(args['filter-queries']), queries.length);
+  const cases = FILTER_CASES.map(({ label, filter }) => {
+    const node = parseFilter(filter, { columns: {}, metadata: 'root' }) as FilterNode;
+    const accepts = toPredicate(node);
+    const passing: number[] = [];
+    for (let i = 0; i < N; i++) if (accepts({ columns: {}, metadata: metadataOf(i) } satisfies FilterRow)) passing.push(i);
+    const slice = new Float32Array(passing.length * DIM);
+    passing.forEach((i, j) => slice.set(all.subarray(i * DIM, (i + 1) * DIM), j * DIM));
+    return { label, node, passing, slice, cairn: [] as number[][], floor: [] as number[][], disagreements: 0 };
+  });
+  const unfiltered: number[][] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    process.stderr.write(`[embedded] filtered searches, round ${round + 1} of ${ROUNDS}: ${perRound} queries per case\n`);
+    const plain: number[] = [];
+    for (const c of cases) {
+      c.cairn.push([]);
+      c.floor.push([]);
+    }
+    for (let i = 0; i < perRound; i++) {
+      const vector = queries[i] as number[];
+      const query = Float32Array.from(vector);
+      plain.push(await timed(() => store.search(spec, projectId, vector, { topK: TOP_K })));
+      for (const c of cases) {
+        let found: string[] = [];
+        let floor: string[] = [];
+        c.cairn[round]?.push(await timed(async () => (found = (await store.search(spec, projectId, vector, { topK: TOP_K, filter: c.node })).map((m) => m.id))));
+        c.floor[round]?.push(
+          await timed(async () => {
+            const matches = exactSearch(c.slice, query, DIM, TOP_K, MetricKind.Cos, 0) as USearch.Matches;
+            floor = Array.from(matches.keys, (key) => `v${c.passing[Number(key)] as number}`);
+          }),
+        );
+        // a float64 scoring pass may order two near-equal scores otherwise than USearch's float32 one
+        if (found.join() !== floor.join()) c.disagreements += 1;
+      }
+    }
+    unfiltered.push(plain);
+  }
+  const p50s = (rounds: number[][]): number[] => rounds.map((r) => latency(r).p50);
+  return {
+    queriesPerRound: perRound,
+    unfiltered: p50s(unfiltered),
+    cases: cases.map((c) => ({ label: c.label, passing: c.passing.length, cairn: p50s(c.cairn), floor: p50s(c.floor), disagreements: c.disagreements })),
+  };
+}
+
+const median = (xs: number[]): number => latency(xs).p50;
 
 /** Sentences per second of the local model at a batch size, and single-text latency. */
 async function embedderFigures(): Promise<{ batch1PerSecond: number; batch32PerSecond: number; single: Latency }> {
@@ -207,6 +294,20 @@ async function main(): Promise<number> {
         line('query by vector', r.vectorQuery) +
         line('query by text', r.textQuery),
     );
+    if (r.filtered) {
+      const f = r.filtered;
+      const rounds = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' / ');
+      process.stdout.write(
+        `  filtered store.search, top_k ${TOP_K}, ${ROUNDS} rounds × ${f.queriesPerRound} queries, p50 per round (median):\n` +
+          `    ${'unfiltered'.padEnd(16)} ${rounds(f.unfiltered)} ms (${ms(median(f.unfiltered))})\n`,
+      );
+      for (const c of f.cases) {
+        process.stdout.write(
+          `    ${c.label.padEnd(16)} ${rounds(c.cairn)} ms (${ms(median(c.cairn))}) | floor ${rounds(c.floor)} ms (${ms(median(c.floor))}) | ` +
+            `${c.passing} passing; /unfiltered ${(median(c.cairn) / median(f.unfiltered)).toFixed(3)}, /floor ${(median(c.cairn) / median(c.floor)).toFixed(1)}; ${c.disagreements} answers differ from the floor's\n`,
+        );
+      }
+    }
   }
   const verdicts = results.map((r) => ({
     profile: r.profile,
