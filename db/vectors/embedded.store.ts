@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { createRequire } from 'node:module';
 import type * as USearch from 'usearch';
 import type { FilterNode, FilterRow, Scalar } from '../../contracts/filter/filter.js';
-import { toPredicate } from '../../contracts/filter/predicate.js';
 import { checkMetadataSize, type CollectionSpec, type Metric, type SearchOptions, type StoredPoint, type VectorMatch, type VectorPoint, type VectorStore } from '../../contracts/vector-store.js';
+import { FilterIndex, type Selection } from './embedded-filter-index.js';
 
 // USearch's ESM build cannot find its native binary (it walks a file: URL as a path); the CommonJS build can.
 const { exactSearch, MetricKind } = createRequire(import.meta.url)('usearch') as typeof USearch;
@@ -12,6 +12,15 @@ const TABLE = 'embedded_vectors';
 // SQLite binds at most 32766 variables per statement; six per row
 const INSERT_CHUNK = 500;
 const ID_CHUNK = 500;
+/**
+ * Scoring listed slots costs a few times what a pass over the whole slab costs per slot (a copy
+ * of each vector first, read out of order): a filter passing more than one slot in this many is
+ * searched as a pass over the whole slab.
+ */
+const FULL_SCAN_SHARE = 6;
+/** How many bytes of vectors `nearestAmong` scores at a time: a block that stays in cache. */
+const BLOCK_BYTES = 512 * 1024;
+let block = new Float32Array(0);
 
 interface Row {
   project_id: string;
@@ -25,10 +34,8 @@ interface Row {
  * One project's vectors in one collection, in memory: packed into one Float32Array
  * (slot × dimension), with the id and filter row of each slot beside it. Deletion moves the last
  * slot into the hole, so the slab stays dense and a search is one pass over contiguous memory.
- *
- * Each string column (user_id, app_id, …) also has an inverted index, value → slots, kept in step
- * with every put, removal and move: a filter pinning such a column with `eq` or `in` then starts
- * from that value's slots instead of testing every slot of the project.
+ * The filterable values of every row are indexed (`FilterIndex`), in step with every put, removal
+ * and move, so a filter finds its slots without testing every row.
  */
 class Slab {
   size = 0;
@@ -36,11 +43,11 @@ class Slab {
   ids: string[] = [];
   rows: FilterRow[] = [];
   private readonly slots = new Map<string, number>();
-  private readonly indexes: Map<string, Map<string, Set<number>>>;
+  private readonly filters: FilterIndex;
 
-  constructor(readonly dimension: number, stringColumns: string[], capacity = 1024) {
+  constructor(readonly dimension: number, columns: CollectionSpec['columns'], capacity = 1024) {
     this.values = new Float32Array(capacity * dimension);
-    this.indexes = new Map(stringColumns.map((column) => [column, new Map<string, Set<number>>()]));
+    this.filters = new FilterIndex(columns);
   }
 
   slotOf(id: string): number | undefined {
@@ -54,27 +61,27 @@ class Slab {
       slot = this.size++;
       this.slots.set(id, slot);
     } else {
-      this.unindex(slot, this.rows[slot] as FilterRow);
+      this.filters.remove(slot, this.rows[slot] as FilterRow);
     }
     this.values.set(vector, slot * this.dimension);
     this.ids[slot] = id;
     this.rows[slot] = row;
-    this.index(slot, row);
+    this.filters.add(slot, row);
   }
 
   remove(id: string): void {
     const slot = this.slots.get(id);
     if (slot === undefined) return;
     this.slots.delete(id);
-    this.unindex(slot, this.rows[slot] as FilterRow);
+    this.filters.remove(slot, this.rows[slot] as FilterRow);
     const last = --this.size;
     if (slot !== last) {
       this.values.copyWithin(slot * this.dimension, last * this.dimension, (last + 1) * this.dimension);
       this.ids[slot] = this.ids[last] as string;
       this.rows[slot] = this.rows[last] as FilterRow;
       this.slots.set(this.ids[slot], slot);
-      this.unindex(last, this.rows[slot]);
-      this.index(slot, this.rows[slot]);
+      this.filters.remove(last, this.rows[slot]);
+      this.filters.add(slot, this.rows[slot]);
     }
     this.ids.length = last;
     this.rows.length = last;
@@ -86,22 +93,12 @@ class Slab {
     this.ids = [];
     this.rows = [];
     this.slots.clear();
-    for (const index of this.indexes.values()) index.clear();
+    this.filters.clear();
   }
 
-  /**
-   * The slots whose string column `column` holds one of `values`, as the sets of the index (one
-   * per value found, disjoint); `null` when the column has no index.
-   */
-  slotsWith(column: string, values: Iterable<string>): Array<Set<number>> | null {
-    const index = this.indexes.get(column);
-    if (!index) return null;
-    const sets: Array<Set<number>> = [];
-    for (const value of new Set(values)) {
-      const slots = index.get(value);
-      if (slots) sets.push(slots);
-    }
-    return sets;
+  /** What `filter` selects of the slab (see `Selection`). */
+  select(filter: FilterNode): Selection {
+    return this.filters.select(filter, this.rows, this.size);
   }
 
   /** The packed vectors of slots [0, size). */
@@ -113,38 +110,11 @@ class Slab {
     return Array.from(this.values.subarray(slot * this.dimension, (slot + 1) * this.dimension));
   }
 
-  private index(slot: number, row: FilterRow): void {
-    for (const [column, index] of this.indexes) {
-      const value = stringColumn(row, column);
-      if (value === null) continue;
-      let slots = index.get(value);
-      if (!slots) index.set(value, (slots = new Set()));
-      slots.add(slot);
-    }
-  }
-
-  private unindex(slot: number, row: FilterRow): void {
-    for (const [column, index] of this.indexes) {
-      const value = stringColumn(row, column);
-      if (value === null) continue;
-      const slots = index.get(value);
-      slots?.delete(slot);
-      // ids such as run_id come and go; an emptied value must not stay behind
-      if (slots?.size === 0) index.delete(value);
-    }
-  }
-
   private grow(): void {
     const values = new Float32Array(this.values.length * 2);
     values.set(this.values);
     this.values = values;
   }
-}
-
-/** A row's value of a string column, read as filters read it: only a string counts. */
-function stringColumn(row: FilterRow, column: string): string | null {
-  const value = Object.hasOwn(row.columns, column) ? row.columns[column] : undefined;
-  return typeof value === 'string' ? value : null;
 }
 
 /**
@@ -153,9 +123,9 @@ function stringColumn(row: FilterRow, column: string): string | null {
  * read from SQLite on first use; writes go to SQLite first and then to memory, so a restart loses
  * nothing acknowledged, and one process owns the file, so memory cannot go stale.
  *
- * Search is brute force: USearch's SIMD `exactSearch` over the whole slab when most vectors pass
- * the filter, a scalar pass over the passing slots when few do. Both are exact. Which slots pass
- * is found from a string column's index when the filter pins one (see `passing`).
+ * Search is exact: USearch's SIMD `exactSearch` over the whole slab when most vectors pass the
+ * filter, over the passing vectors alone (gathered a block at a time) when few do. Which slots
+ * pass is planned on the slab's filter index, so a narrow filter costs about what its slots do.
  */
 export class EmbeddedVectorStore implements VectorStore {
   readonly kind = 'embedded' as const;
@@ -217,8 +187,8 @@ export class EmbeddedVectorStore implements VectorStore {
       slab.clear();
       return;
     }
-    const slots = passing(slab, filter);
-    await this.deleteByIds(spec, projectId, slots ? slots.map((slot) => slab.ids[slot] as string) : [...slab.ids.slice(0, slab.size)]);
+    const slots = slab.select(filter).slots();
+    await this.deleteByIds(spec, projectId, slots ? Array.from(slots, (slot) => slab.ids[slot] as string) : [...slab.ids.slice(0, slab.size)]);
   }
 
   async fetch(spec: CollectionSpec, projectId: string, ids: string[], options: { includeValues?: boolean } = {}): Promise<StoredPoint[]> {
@@ -241,27 +211,15 @@ export class EmbeddedVectorStore implements VectorStore {
     const k = Math.min(options.topK, slab.size);
     if (k <= 0) return [];
     const query = Float32Array.from(vector);
-    const slots = options.filter ? passing(slab, options.filter) : null;
-    let hits: Array<[number, number]>;
-    if (!slots || slots.length === slab.size) {
-      hits = nearest(slab, query, spec.metric, k);
-    } else if (slots.length * 3 < slab.size) {
-      hits = scan(slab, query, spec.metric, slots, k);
-    } else {
-      // Ask for enough neighbours that k of them pass even if every rejected vector ranks first.
-      const allowed = new Uint8Array(slab.size);
-      for (const slot of slots) allowed[slot] = 1;
-      hits = nearest(slab, query, spec.metric, Math.min(slab.size, k + slab.size - slots.length))
-        .filter(([slot]) => allowed[slot] === 1)
-        .slice(0, k);
-    }
+    const selection = options.filter ? slab.select(options.filter) : null;
+    const hits = selection ? nearestSelected(slab, query, spec.metric, selection, k) : nearest(slab, query, spec.metric, k);
     return hits.map(([slot, score]) => ({ ...point(slab, slot, options.includeValues === true), score }));
   }
 
   async count(spec: CollectionSpec, projectId: string, filter?: FilterNode | null): Promise<number> {
     const slab = await this.slab(spec, projectId);
     if (!filter) return slab.size;
-    return passing(slab, filter)?.length ?? slab.size;
+    return slab.select(filter).count();
   }
 
   async ping(): Promise<void> {
@@ -283,7 +241,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const rows = (await this.db(TABLE)
       .select('id', 'vector', 'columns', 'metadata')
       .where({ collection: spec.name, project_id: projectId })) as Row[];
-    const slab = new Slab(spec.dimension, stringColumns(spec), Math.max(1024, rows.length));
+    const slab = new Slab(spec.dimension, spec.columns, Math.max(1024, rows.length));
     const vector = new Float32Array(spec.dimension);
     const bytes = Buffer.from(vector.buffer);
     for (const row of rows) {
@@ -318,73 +276,76 @@ function nearest(slab: Slab, query: Float32Array, metric: Metric, k: number): Ar
   return hits;
 }
 
-/** The k best among the given slots, best first, by a scalar pass. */
-function scan(slab: Slab, query: Float32Array, metric: Metric, slots: number[], k: number): Array<[number, number]> {
-  const top = new TopK(k, metric !== 'euclidean');
-  const queryNorm = Math.sqrt(dot(query, query, 0, slab.dimension));
-  for (const slot of slots) top.offer(slot, score(metric, query, queryNorm, slab.values, slot * slab.dimension, slab.dimension));
-  return top.sorted();
+/**
+ * The k nearest of the given slots (ascending), best first. Their vectors are copied a block at a
+ * time into a buffer small enough to stay in cache, and USearch's exact search runs on each block;
+ * the blocks' answers are merged. A slot list scored this way costs a few times what the same
+ * number of slots costs in a pass over the whole slab, hence `FULL_SCAN_SHARE`.
+ */
+function nearestAmong(slab: Slab, query: Float32Array, metric: Metric, slots: Int32Array, k: number): Array<[number, number]> {
+  const { dimension, values } = slab;
+  const perBlock = Math.max(1, Math.floor(BLOCK_BYTES / (dimension * 4)));
+  // one buffer for every search: a search runs to its end without yielding
+  if (block.length < perBlock * dimension) block = new Float32Array(perBlock * dimension);
+  let best: Array<[number, number]> = [];
+  for (let start = 0; start < slots.length; start += perBlock) {
+    const end = Math.min(slots.length, start + perBlock);
+    // runs of consecutive slots are copied at once
+    for (let i = start; i < end; ) {
+      const first = slots[i] as number;
+      let run = 1;
+      while (i + run < end && slots[i + run] === first + run) run++;
+      block.set(values.subarray(first * dimension, (first + run) * dimension), (i - start) * dimension);
+      i += run;
+    }
+    const found = exactSearch(block.subarray(0, (end - start) * dimension), query, dimension, Math.min(k, end - start), METRIC_KINDS[metric], 1) as USearch.Matches;
+    const hits: Array<[number, number]> = [];
+    for (let i = 0; i < found.keys.length; i++) hits.push([slots[start + Number(found.keys[i])] as number, found.distances[i] as number]);
+    best = closest(best, hits, k);
+  }
+  return best.map(([slot, distance]) => [slot, toScore(metric, distance)]);
 }
 
-const stringColumns = (spec: CollectionSpec): string[] => Object.keys(spec.columns).filter((column) => spec.columns[column] === 'string');
+/** The k closest of two lists of (slot, distance) sorted by distance; `a` first on a tie. */
+function closest(a: Array<[number, number]>, b: Array<[number, number]>, k: number): Array<[number, number]> {
+  const merged: Array<[number, number]> = [];
+  let i = 0;
+  let j = 0;
+  while (merged.length < k && (i < a.length || j < b.length)) {
+    const next = j >= b.length || (i < a.length && (a[i] as [number, number])[1] <= (b[j] as [number, number])[1]) ? a[i++] : b[j++];
+    merged.push(next as [number, number]);
+  }
+  return merged;
+}
 
 /**
- * The slots that pass `filter`, ascending (the order a pass over every slot gives, so ties
- * between equal scores fall the same way). When the filter pins an indexed string column with
- * `eq` or `in`, alone or in a top-level AND, only the slots of the narrowest pin are tested; a
- * filter that is nothing but the pin needs no test at all, and null says it holds every slot (a
- * whole app's memories), which need not be listed.
+ * The k nearest slots that pass a filter. When few pass, only they are scored. When most do, or
+ * may, the nearest of the whole slab are found, enough of them that k should pass, and tested one
+ * by one. Should fewer than k of them pass (the filter turns away just the neighbourhood of the
+ * query), the passing slots are counted and searched again: alone when fewer than half pass, else
+ * among as many nearest of the slab as it takes for k of them to pass whatever the filter turns away.
  */
-function passing(slab: Slab, filter: FilterNode): number[] | null {
-  const pin = narrowestPin(slab, filter);
-  if (pin && pin.node === filter && pin.count === slab.size) return null;
-  const accept = toPredicate(filter);
-  if (!pin) {
-    const slots: number[] = [];
-    for (let slot = 0; slot < slab.size; slot++) if (accept(slab.rows[slot] as FilterRow)) slots.push(slot);
-    return slots;
+function nearestSelected(slab: Slab, query: Float32Array, metric: Metric, selection: Selection, k: number): Array<[number, number]> {
+  const size = slab.size;
+  const narrow = (count: number) => count * FULL_SCAN_SHARE < size;
+  // a filter that passes few slots by the index's count, or by a sample of the slab's rows
+  if (narrow(selection.bound) || narrow(selection.estimate())) {
+    const slots = selection.slots();
+    if (!slots) return nearest(slab, query, metric, k);
+    if (slots.length === 0) return [];
+    if (narrow(slots.length)) return nearestAmong(slab, query, metric, slots, k);
   }
-  const slots = ascending(slab.size, pin.sets);
-  return pin.node === filter ? slots : slots.filter((slot) => accept(slab.rows[slot] as FilterRow));
-}
-
-/** Of the string-column pins the filter holds at its top, the one with the fewest slots. */
-function narrowestPin(slab: Slab, filter: FilterNode): { node: FilterNode; sets: Array<Set<number>>; count: number } | null {
-  let best: { node: FilterNode; sets: Array<Set<number>>; count: number } | null = null;
-  for (const node of filter.kind === 'and' ? filter.nodes : [filter]) {
-    const sets = pinned(slab, node);
-    if (!sets) continue;
-    const count = sets.reduce((sum, set) => sum + set.size, 0);
-    if (!best || count < best.count) best = { node, sets, count };
-  }
-  return best;
-}
-
-/**
- * The index sets holding exactly the slots `node` accepts, when it is an `eq`/`in` on an indexed
- * string column. Only string values can equal a string column's value (filter.ts), so values of
- * another type select nothing.
- */
-function pinned(slab: Slab, node: FilterNode): Array<Set<number>> | null {
-  if (node.kind !== 'cmp' || node.target.kind !== 'column' || node.target.type !== 'string') return null;
-  if (node.op !== 'eq' && node.op !== 'in') return null;
-  const values = (Array.isArray(node.value) ? node.value : [node.value]).filter((v): v is string => typeof v === 'string');
-  return slab.slotsWith(node.target.name, values);
-}
-
-/** The union of disjoint slot sets, ascending: sorted when small, read off a mark per slot when not. */
-function ascending(size: number, sets: Array<Set<number>>): number[] {
-  const count = sets.reduce((sum, set) => sum + set.size, 0);
-  if (count * 16 < size) {
-    const slots: number[] = [];
-    for (const set of sets) for (const slot of set) slots.push(slot);
-    return slots.sort((a, b) => a - b);
-  }
-  const marked = new Uint8Array(size);
-  for (const set of sets) for (const slot of set) marked[slot] = 1;
-  const slots: number[] = [];
-  for (let slot = 0; slot < size; slot++) if (marked[slot] === 1) slots.push(slot);
-  return slots;
+  // not narrow, so the estimate is well above 0
+  const asked = Math.min(size, Math.ceil((2 * k * size) / selection.estimate()) + 16);
+  const hits = nearest(slab, query, metric, asked).filter(([slot]) => selection.passes(slot));
+  if (hits.length >= k || asked === size) return hits.slice(0, k);
+  const slots = selection.slots();
+  if (!slots) return nearest(slab, query, metric, k);
+  if (slots.length * 2 < size) return nearestAmong(slab, query, metric, slots, k);
+  // at most the size − passing nearest of the slab are turned away
+  return nearest(slab, query, metric, Math.min(size, k + size - slots.length))
+    .filter(([slot]) => selection.passes(slot))
+    .slice(0, k);
 }
 
 function point(slab: Slab, slot: number, withValues: boolean): StoredPoint {
@@ -396,95 +357,4 @@ function point(slab: Slab, slot: number, withValues: boolean): StoredPoint {
   };
   if (withValues) stored.values = slab.vector(slot);
   return stored;
-}
-
-/** Dot product of `a` with `b[offset .. offset+n)`, four lanes at a time. */
-function dot(a: Float32Array, b: Float32Array, offset: number, n: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    s0 += (a[i] as number) * (b[offset + i] as number);
-    s1 += (a[i + 1] as number) * (b[offset + i + 1] as number);
-    s2 += (a[i + 2] as number) * (b[offset + i + 2] as number);
-    s3 += (a[i + 3] as number) * (b[offset + i + 3] as number);
-  }
-  for (; i < n; i++) s0 += (a[i] as number) * (b[offset + i] as number);
-  return s0 + s1 + s2 + s3;
-}
-
-function score(metric: Metric, query: Float32Array, queryNorm: number, values: Float32Array, offset: number, n: number): number {
-  if (metric === 'euclidean') {
-    let s = 0;
-    for (let i = 0; i < n; i++) {
-      const d = (query[i] as number) - (values[offset + i] as number);
-      s += d * d;
-    }
-    return s;
-  }
-  const d = dot(query, values, offset, n);
-  if (metric === 'dotproduct') return d;
-  let squares = 0;
-  for (let i = 0; i < n; i++) squares += (values[offset + i] as number) * (values[offset + i] as number);
-  const denominator = queryNorm * Math.sqrt(squares);
-  return denominator === 0 ? 0 : d / denominator;
-}
-
-/** The k best (slot, score) pairs seen, kept in a binary heap whose root is the worst kept. */
-class TopK {
-  private readonly slots: number[] = [];
-  private readonly scores: number[] = [];
-
-  constructor(private readonly k: number, private readonly higherIsBetter: boolean) {}
-
-  offer(slot: number, score: number): void {
-    if (this.k <= 0) return;
-    if (this.slots.length < this.k) {
-      this.slots.push(slot);
-      this.scores.push(score);
-      this.up(this.slots.length - 1);
-    } else if (this.better(score, this.scores[0] as number)) {
-      this.slots[0] = slot;
-      this.scores[0] = score;
-      this.down(0);
-    }
-  }
-
-  sorted(): Array<[number, number]> {
-    const pairs = this.slots.map((slot, i) => [slot, this.scores[i] as number] as [number, number]);
-    return pairs.sort((a, b) => (this.higherIsBetter ? b[1] - a[1] : a[1] - b[1]));
-  }
-
-  private better(a: number, b: number): boolean {
-    return this.higherIsBetter ? a > b : a < b;
-  }
-
-  private up(i: number): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.better(this.scores[parent] as number, this.scores[i] as number)) break;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private down(i: number): void {
-    const n = this.slots.length;
-    for (;;) {
-      let worst = i;
-      for (const child of [2 * i + 1, 2 * i + 2]) {
-        if (child < n && this.better(this.scores[worst] as number, this.scores[child] as number)) worst = child;
-      }
-      if (worst === i) return;
-      this.swap(i, worst);
-      i = worst;
-    }
-  }
-
-  private swap(a: number, b: number): void {
-    [this.slots[a], this.slots[b]] = [this.slots[b] as number, this.slots[a] as number];
-    [this.scores[a], this.scores[b]] = [this.scores[b] as number, this.scores[a] as number];
-  }
 }
