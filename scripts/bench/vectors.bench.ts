@@ -58,6 +58,8 @@ const FILTER_CASES: Array<{ label: string; filter: Record<string, unknown> }> = 
   { label: '10 % eq', filter: { group: 'g3' } },
   { label: '1 % eq', filter: { shard: 's42' } },
   { label: '1 % eq + range', filter: { group: 'g3', n: { lt: N / 10 } } },
+  { label: '20 % in', filter: { group: { in: ['g1', 'g2'] } } },
+  { label: '90 % ne', filter: { group: { ne: 'g3' } } },
 ];
 const metadataOf = (i: number): Record<string, unknown> => ({ n: i, group: `g${i % 10}`, shard: `s${i % 100}` });
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
@@ -233,7 +235,7 @@ async function filteredFigures(store: VectorStore, spec: ReturnType<typeof colle
         c.cairn[round]?.push(await timed(async () => (found = (await store.search(spec, projectId, vector, { topK: TOP_K, filter: c.node })).map((m) => m.id))));
         c.floor[round]?.push(
           await timed(async () => {
-            const matches = exactSearch(c.slice, query, DIM, TOP_K, MetricKind.Cos, 0) as USearch.Matches;
+            const matches = exactSearch(c.slice, query, DIM, TOP_K, MetricKind.Cos, 1) as USearch.Matches;
             floor = Array.from(matches.keys, (key) => `v${c.passing[Number(key)] as number}`);
           }),
         );
