@@ -327,6 +327,7 @@ function closest(a: Array<[number, number]>, b: Array<[number, number]>, k: numb
  */
 function nearestSelected(slab: Slab, query: Float32Array, metric: Metric, selection: Selection, k: number): Array<[number, number]> {
   const size = slab.size;
+  if (selection.exact && selection.bound === size) return nearest(slab, query, metric, k);
   const narrow = (count: number) => count * FULL_SCAN_SHARE < size;
   // a filter that passes few slots by the index's count, or by a sample of the slab's rows
   if (narrow(selection.bound) || narrow(selection.estimate())) {
