@@ -15,15 +15,19 @@ export interface ProfileAdapters {
   milvus: MilvusConnection | null;
   /** API processes and workers tell each other that a project's memories changed. */
   memoryChanges: ChangeCounts;
+  /** API processes tell each other that a project's configuration (agents, schemas, indexes, knowledge bases) changed. */
+  configChanges: ChangeCounts;
   /** One call budget per tool, across every API process. */
   toolLimiter: ToolRateLimiter;
 }
 
 /**
  * Longest cached data is served without reading the database, however the change counts read:
- * what a bump lost for good (its process ended during a Redis outage) can cost.
+ * what a bump lost for good (its process ended during a Redis outage) can cost. Configuration is
+ * cheap to load again, so its bound is short.
  */
 const MEMORY_STALE_AFTER_MS = 60_000;
+const CONFIG_STALE_AFTER_MS = 10_000;
 
 /** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
 const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
@@ -35,6 +39,7 @@ function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters 
     keyCache: new MemoryKeyCache(),
     milvus: null,
     memoryChanges: new SingleProcessCounts(),
+    configChanges: new SingleProcessCounts(),
     toolLimiter: new MemoryToolRateLimiter(),
   };
 }
@@ -47,6 +52,7 @@ function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapt
     keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
     milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
     memoryChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:memory-changes`, MEMORY_STALE_AFTER_MS),
+    configChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:config-changes`, CONFIG_STALE_AFTER_MS),
     toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
   };
 }
