@@ -55,6 +55,8 @@ const START_RANGE = 2 ** 47;
  */
 export class RedisChangeCounts implements ChangeCounts {
   private readonly redis: FailFastRedis;
+  /** Reads not sent yet, by project: callers until they are sent share them. */
+  private readonly unsent = new Map<string, Promise<number | null>>();
   private readonly undelivered = new Set<string>();
   private retry: NodeJS.Timeout | null = null;
 
@@ -66,7 +68,25 @@ export class RedisChangeCounts implements ChangeCounts {
     this.redis = new FailFastRedis(redisUrl, COMMAND_TIMEOUT_MS);
   }
 
-  async current(projectId: string): Promise<number | null> {
+  /**
+   * One GET per project per turn of the event loop, sent once the callers of this turn have
+   * asked: each caller's read is sent after it asked, so it sees every bump acknowledged before.
+   */
+  current(projectId: string): Promise<number | null> {
+    let read = this.unsent.get(projectId);
+    if (read === undefined) {
+      read = new Promise((resolve) => {
+        setImmediate(() => {
+          this.unsent.delete(projectId);
+          resolve(this.read(projectId));
+        });
+      });
+      this.unsent.set(projectId, read);
+    }
+    return read;
+  }
+
+  private async read(projectId: string): Promise<number | null> {
     try {
       await this.redis.connected();
       const key = this.key(projectId);

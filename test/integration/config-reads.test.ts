@@ -149,6 +149,25 @@ describe(`configuration reads see every acknowledged write (${PROFILE})`, functi
         () => client(second, key),
       );
 
+      it('while the reading process serves a stream of other reads of the same project', async () => {
+        const [w, r] = [client(t, key), client(second, key)];
+        const name = unique('agent');
+        await expectStatus(w.post('/v1/agents', { name, instructions: 'v0' }), 201);
+        let reading = true;
+        const stream = (async () => {
+          while (reading) await Promise.all(Array.from({ length: 8 }, () => r.get(`/v1/agents/${name}`)));
+        })();
+        try {
+          for (let version = 1; version <= 10; version++) {
+            await expectStatus(w.patch(`/v1/agents/${name}`, { instructions: `v${version}` }), 200);
+            expect((await expectStatus(r.get(`/v1/agents/${name}`), 200)).instructions).to.equal(`v${version}`);
+          }
+        } finally {
+          reading = false;
+          await stream;
+        }
+      });
+
       it('after Redis lost its counts (a restart without persistence)', async () => {
         const { key: own, projectId } = await newProject(t);
         const [w, r] = [client(t, own), client(second, own)];
