@@ -4,6 +4,7 @@ import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.j
 import { newId, nowMs } from '../lib/time.js';
 import type { Embedders } from '../providers/registry.js';
 import { METADATA_KEY_PATTERN, parseFilter, type FilterScope } from '../contracts/filter/filter.js';
+import type { ConfigCache } from './config-cache.js';
 
 /** Limits of the index data plane, documented in the README and the OpenAPI document. */
 export const INDEX_LIMITS = {
@@ -86,17 +87,23 @@ export interface DeleteVectorsInput {
 /**
  * Vector indexes: Pinecone-style named indexes of a project, raw (the caller sends vectors of a
  * fixed dimension) or managed (text is embedded server-side by the index's model). The index row
- * lives in the database; its vectors live in the vector store, one collection per index, and the
- * store is their source of truth.
+ * lives in the database, and is read through the project's configuration cache (every data-plane
+ * call reads it); its vectors live in the vector store, one collection per index, and the store is
+ * their source of truth.
  */
 export class Indexes {
   constructor(
     private readonly repository: IndexesRepository,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
+    private readonly cache: ConfigCache,
   ) {}
 
   async create(projectId: string, input: CreateIndexInput): Promise<IndexView> {
+    return this.cache.write(projectId, () => this.insert(projectId, input));
+  }
+
+  private async insert(projectId: string, input: CreateIndexInput): Promise<IndexView> {
     const embedModel = input.embed?.model ?? input.embed_model;
     const raw = input.dimension !== undefined;
     if (raw === (embedModel !== undefined)) {
@@ -158,8 +165,12 @@ export class Indexes {
 
   /** Sets deletion protection and merges tags (a tag set to "" is removed). */
   async configure(projectId: string, name: string, input: ConfigureIndexInput): Promise<IndexView> {
-    const row = await this.row(projectId, name);
-    if (input.deletion_protection === undefined && input.tags === undefined) return view(row);
+    if (input.deletion_protection === undefined && input.tags === undefined) return this.get(projectId, name);
+    return this.cache.write(projectId, () => this.change(projectId, name, input));
+  }
+
+  private async change(projectId: string, name: string, input: ConfigureIndexInput): Promise<IndexView> {
+    const row = await this.storedRow(projectId, name);
     const tags = { ...(JSON.parse(row.tags) as Record<string, string>) };
     for (const [key, value] of Object.entries(input.tags ?? {})) {
       if (value === '') delete tags[key];
@@ -176,12 +187,14 @@ export class Indexes {
 
   /** Deletes the index and its vectors; refused (409) while deletion protection is enabled. */
   async remove(projectId: string, name: string): Promise<void> {
-    const row = await this.row(projectId, name);
-    if (row.deletion_protection) {
-      throw conflict(`Index "${name}" has deletion protection enabled; disable it with PATCH first.`, 'deletion_protected');
-    }
-    await this.store.dropCollection(row.collection);
-    await this.repository.delete(projectId, row.id);
+    await this.cache.write(projectId, async () => {
+      const row = await this.storedRow(projectId, name);
+      if (row.deletion_protection) {
+        throw conflict(`Index "${name}" has deletion protection enabled; disable it with PATCH first.`, 'deletion_protected');
+      }
+      await this.store.dropCollection(row.collection);
+      await this.repository.delete(projectId, row.id);
+    });
   }
 
   async upsert(projectId: string, name: string, vectors: VectorInput[]): Promise<{ upserted_count: number }> {
@@ -289,10 +302,22 @@ export class Indexes {
     return { name: row.name, dimension: row.dimension, metric: row.metric, vector_count: count };
   }
 
+  /** The index's row from the configuration cache (shared: do not change). */
   private async row(projectId: string, name: string): Promise<IndexRow> {
-    const row = await this.repository.find(projectId, name);
-    if (!row) throw notFound(`There is no index named "${name}" in this project.`, 'index_not_found');
+    const row = await (await this.cache.at(projectId)).read(`index:${name}`, async () => (await this.repository.find(projectId, name)) ?? null);
+    if (!row) throw this.missing(name);
     return row;
+  }
+
+  /** The index's row read from the database, for writes, which must start from what is stored. */
+  private async storedRow(projectId: string, name: string): Promise<IndexRow> {
+    const row = await this.repository.find(projectId, name);
+    if (!row) throw this.missing(name);
+    return row;
+  }
+
+  private missing(name: string) {
+    return notFound(`There is no index named "${name}" in this project.`, 'index_not_found');
   }
 }
 

@@ -5,6 +5,7 @@ import type { NamedVersionRow, NewVersion, SchemasRepository } from '../db/repos
 import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
+import type { ConfigCache, ConfigSnapshot } from './config-cache.js';
 
 /*
  * Typed memory: record schemas in a restricted JSON-Schema subset, versioned per project.
@@ -423,12 +424,21 @@ export function toView(version: SchemaVersion): RecordSchemaView {
 /**
  * Record schemas of a project. Registration creates version 1; publishing adds N+1 (atomically,
  * under a lock on the schema row); versions never change, so records pin `(schema_id, version)`.
+ * Single versions are read from the project's configuration cache (every record write reads the
+ * latest); registering and publishing go through `ConfigCache.write`.
  */
 export class Schemas {
-  constructor(private readonly repository: SchemasRepository) {}
+  constructor(
+    private readonly repository: SchemasRepository,
+    private readonly cache: ConfigCache,
+  ) {}
 
   /** Creates version 1. 409 `schema_exists` for a taken name; 400 `too_many_schemas` past the limit. */
   async register(projectId: string, input: RegisterSchemaInput): Promise<SchemaVersion> {
+    return this.cache.write(projectId, () => this.insert(projectId, input));
+  }
+
+  private async insert(projectId: string, input: RegisterSchemaInput): Promise<SchemaVersion> {
     const nameErrors = SCHEMA_NAME_RE.test(input.name) ? [] : [{ path: '/name', message: `must match ${SCHEMA_NAME}` }];
     throwIfInvalid(nameErrors);
     const jsonSchema = assertDefinition(input);
@@ -466,6 +476,10 @@ export class Schemas {
    * from version N (a carried-over template must still name existing properties); null clears.
    */
   async publish(projectId: string, name: string, input: PublishSchemaInput): Promise<SchemaVersion> {
+    return this.cache.write(projectId, () => this.insertVersion(projectId, name, input));
+  }
+
+  private async insertVersion(projectId: string, name: string, input: PublishSchemaInput): Promise<SchemaVersion> {
     const jsonSchema = assertDefinition(input);
     const properties = Object.keys(jsonSchema.properties);
     const row = await this.repository.publish(projectId, name, (previous) => {
@@ -492,24 +506,29 @@ export class Schemas {
 
   /** Whether the project has a record schema of that name. */
   async exists(projectId: string, name: string): Promise<boolean> {
-    return this.repository.exists(projectId, name);
+    return (await this.version(await this.cache.at(projectId), projectId, name)) !== null;
   }
 
-  /** The latest version, or `version` when given. 404 for an unknown schema or version. */
+  /** The latest version, or `version` when given (shared: do not change). 404 for an unknown schema or version. */
   async get(projectId: string, name: string, version?: number): Promise<SchemaVersion> {
-    const row = await this.repository.findByName(projectId, name, version);
-    if (row) return toVersion(row);
-    if (version !== undefined && (await this.repository.exists(projectId, name))) {
+    const config = await this.cache.at(projectId);
+    const found = await this.version(config, projectId, name, version);
+    if (found) return found;
+    if (version !== undefined && (await this.version(config, projectId, name)) !== null) {
       throw notFound(`Record schema "${name}" has no version ${version}.`, 'schema_version_not_found');
     }
     throw this.missing(name);
   }
 
-  /** A pinned version by schema id, for records written against it. 404 when it does not exist. */
+  /** A pinned version by schema id, for records written against it (shared: do not change). 404 when it does not exist. */
   async getVersion(projectId: string, schemaId: string, version: number): Promise<SchemaVersion> {
-    const row = await this.repository.findById(projectId, schemaId, version);
-    if (!row) throw notFound(`Record schema version ${version} of schema ${schemaId} does not exist.`, 'schema_version_not_found');
-    return toVersion(row);
+    const config = await this.cache.at(projectId);
+    const found = await config.read(`schema-id:${schemaId}@${version}`, async () => {
+      const row = await this.repository.findById(projectId, schemaId, version);
+      return row ? toVersion(row) : null;
+    });
+    if (!found) throw notFound(`Record schema version ${version} of schema ${schemaId} does not exist.`, 'schema_version_not_found');
+    return found;
   }
 
   /** The latest version of each schema, schemas newest first. */
@@ -522,6 +541,14 @@ export class Schemas {
     const rows = await this.repository.listVersions(projectId, name, limit, offset);
     if (rows.length === 0 && !(await this.repository.exists(projectId, name))) throw this.missing(name);
     return rows.map(toVersion);
+  }
+
+  /** A version by schema name, the latest when `version` is omitted; null when there is none. */
+  private version(config: ConfigSnapshot, projectId: string, name: string, version?: number): Promise<SchemaVersion | null> {
+    return config.read(`schema:${name}@${version ?? 'latest'}`, async () => {
+      const row = await this.repository.findByName(projectId, name, version);
+      return row ? toVersion(row) : null;
+    });
   }
 
   private missing(name: string) {

@@ -1,6 +1,6 @@
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
-import { RedisMemoryChanges, SingleProcessChanges, type MemoryChanges } from '../db/memory-changes.js';
+import { RedisChangeCounts, SingleProcessCounts, type ChangeCounts } from '../db/change-counts.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
 import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
@@ -14,10 +14,20 @@ export interface ProfileAdapters {
   keyCache: KeyCache;
   milvus: MilvusConnection | null;
   /** API processes and workers tell each other that a project's memories changed. */
-  memoryChanges: MemoryChanges;
+  memoryChanges: ChangeCounts;
+  /** API processes tell each other that a project's configuration (agents, schemas, indexes, knowledge bases) changed. */
+  configChanges: ChangeCounts;
   /** One call budget per tool, across every API process. */
   toolLimiter: ToolRateLimiter;
 }
+
+/**
+ * Longest cached data is served without reading the database, however the change counts read:
+ * what a bump lost for good (its process ended during a Redis outage) can cost. Configuration is
+ * cheap to load again, so its bound is short.
+ */
+const MEMORY_STALE_AFTER_MS = 60_000;
+const CONFIG_STALE_AFTER_MS = 10_000;
 
 /** Indexing jobs mostly wait on the (batching) embedder, so many run at once and share its calls. */
 const concurrencyOf = (config: Config) => ({ default: config.workerConcurrency, byQueue: { embedding: config.embedConcurrency } });
@@ -28,7 +38,8 @@ function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters 
     queue: new InProcessQueue(log.child({ component: 'queue' }), concurrencyOf(config)),
     keyCache: new MemoryKeyCache(),
     milvus: null,
-    memoryChanges: new SingleProcessChanges(),
+    memoryChanges: new SingleProcessCounts(),
+    configChanges: new SingleProcessCounts(),
     toolLimiter: new MemoryToolRateLimiter(),
   };
 }
@@ -40,7 +51,8 @@ function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapt
     queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
     keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
     milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
-    memoryChanges: new RedisMemoryChanges(redisUrl, queuePrefix),
+    memoryChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:memory-changes`, MEMORY_STALE_AFTER_MS),
+    configChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:config-changes`, CONFIG_STALE_AFTER_MS),
     toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
   };
 }

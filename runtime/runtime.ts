@@ -14,6 +14,7 @@ import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
 import { Schemas } from '../core/schemas.js';
+import { ConfigCache } from '../core/config-cache.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
@@ -146,7 +147,7 @@ export class Runtime {
     adapters: ProfileAdapters,
     relayOptions: Partial<RelayOptions>,
   ) {
-    const { queue, keyCache, milvus, memoryChanges, toolLimiter } = adapters;
+    const { queue, keyCache, milvus, memoryChanges, configChanges, toolLimiter } = adapters;
     this.queue = queue;
     this.keyCache = keyCache;
     this.milvus = milvus;
@@ -171,8 +172,10 @@ export class Runtime {
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));
     this.embedders = this.providers.embedders;
-    this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders);
-    this.schemas = new Schemas(this.repositories.schemas);
+    // agents, schemas, indexes and knowledge bases as loaded objects, until the project's configuration changes
+    const configCache = new ConfigCache(configChanges);
+    this.indexes = new Indexes(this.repositories.indexes, this.vectors, this.embedders, configCache);
+    this.schemas = new Schemas(this.repositories.schemas, configCache);
     const { memories, usage } = this.repositories;
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
     const writes = new MemoryWrites(memories, outbox, keywords, usage);
@@ -185,14 +188,14 @@ export class Runtime {
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
     const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
-    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker);
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, configCache);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
     this.secrets = new Secrets(this.repositories.agents, secretsKey(config.secretsKey, config.profile === 'embedded' ? config.dataDir : null));
     this.languageModels = this.providers.languageModels;
-    this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas);
+    this.agents = new Agents(this.repositories.agents, this.knowledge, this.secrets, this.languageModels, this.schemas, configCache);
     this.projectSpecs = new ProjectSpecs({
       agents: this.agents,
       knowledge: this.knowledge,
@@ -226,6 +229,7 @@ export class Runtime {
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
+    this.shutdown.add('configuration changes', ShutdownPhase.redis, () => configChanges.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
       await toolLimiter.close();

@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
 import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import type { JsonSchema } from '../../lib/validation.js';
+import type { ConfigCache } from '../config-cache.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import type { Schemas } from '../schemas.js';
 import type { Secrets } from '../secrets.js';
@@ -346,7 +347,9 @@ export function checkRuleAction(type: RuleType, action: string): void {
 
 /**
  * Agents and what hangs off them: tools, rules and attached knowledge. Every operation is
- * scoped to a project; names are unique per project (agents) and per agent (tools).
+ * scoped to a project; names are unique per project (agents) and per agent (tools). An agent
+ * is read (with its tools and rules) from the project's configuration cache; every write goes
+ * through `ConfigCache.write`, so the next read on any process sees it.
  */
 export class Agents {
   constructor(
@@ -355,9 +358,14 @@ export class Agents {
     private readonly secrets: Secrets,
     private readonly models: LanguageModels,
     private readonly schemas: Schemas,
+    private readonly cache: ConfigCache,
   ) {}
 
   async create(projectId: string, input: AgentInput & { name: string }): Promise<AgentView> {
+    return this.cache.write(projectId, () => this.insert(projectId, input));
+  }
+
+  private async insert(projectId: string, input: AgentInput & { name: string }): Promise<AgentView> {
     const now = nowMs();
     const row: AgentRow = {
       id: newId(),
@@ -386,21 +394,19 @@ export class Agents {
   }
 
   async get(projectId: string, name: string): Promise<AgentView> {
-    const row = await this.agent(projectId, name);
-    const [tools, rules] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id])]);
-    return agentView(row, tools, rules);
+    return (await this.load(projectId, name)).view;
   }
 
-  /** An agent for a chat turn. */
+  /** An agent for a chat turn: its view and its tools as the runner takes them (shared: do not change). */
   async load(projectId: string, name: string): Promise<LoadedAgent> {
-    const row = await this.agent(projectId, name);
-    const [tools, rules] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id])]);
-    return { view: agentView(row, tools, rules), projectId, tools: tools.map(toolDefinition) };
+    const loaded = await (await this.cache.at(projectId)).read(`agent:${name}`, () => this.loadRows(projectId, name));
+    if (loaded === null) throw notFound(`There is no agent "${name}" in this project.`);
+    return loaded;
   }
 
-  /** An agent's id (404 when the project has no such agent), without loading its tools and rules. */
+  /** An agent's id (404 when the project has no such agent). */
   async idOf(projectId: string, name: string): Promise<string> {
-    return (await this.agent(projectId, name)).id;
+    return (await this.load(projectId, name)).view.id;
   }
 
   async list(projectId: string, limit: number, offset: number): Promise<AgentView[]> {
@@ -418,6 +424,12 @@ export class Agents {
 
   /** Sets the given fields; each replaces the stored value whole. `{}` changes nothing. */
   async update(projectId: string, name: string, input: AgentInput): Promise<AgentView> {
+    const renamed = await this.cache.write(projectId, () => this.change(projectId, name, input));
+    return this.get(projectId, renamed);
+  }
+
+  /** Stores the changes of `update`; the agent's name after them. */
+  private async change(projectId: string, name: string, input: AgentInput): Promise<string> {
     const row = await this.agent(projectId, name);
     const changes: Partial<AgentRow> = {};
     if (input.name !== undefined) changes.name = input.name;
@@ -439,33 +451,43 @@ export class Agents {
         throw err;
       }
     }
-    return this.get(projectId, changes.name ?? name);
+    return changes.name ?? name;
   }
 
   async delete(projectId: string, name: string): Promise<void> {
-    const row = await this.agent(projectId, name);
-    await this.rows.deleteAgent(projectId, row.id);
+    await this.cache.write(projectId, async () => {
+      const row = await this.agent(projectId, name);
+      await this.rows.deleteAgent(projectId, row.id);
+    });
   }
 
   /** Attaches a knowledge base (404 when the project has none of that name); attaching twice is a no-op. */
   async attach(projectId: string, name: string, kb: string): Promise<string> {
-    const row = await this.agent(projectId, name);
-    await this.knowledgeNames(projectId, [kb]);
-    const names = parse<string[]>(row.knowledge);
-    if (!names.includes(kb)) {
-      await this.rows.updateAgent(projectId, row.id, { knowledge: json([...names, kb]), updated_at: nowMs() });
-    }
-    return kb;
+    return this.cache.write(projectId, async () => {
+      const row = await this.agent(projectId, name);
+      await this.knowledgeNames(projectId, [kb]);
+      const names = parse<string[]>(row.knowledge);
+      if (!names.includes(kb)) {
+        await this.rows.updateAgent(projectId, row.id, { knowledge: json([...names, kb]), updated_at: nowMs() });
+      }
+      return kb;
+    });
   }
 
   async detach(projectId: string, name: string, kb: string): Promise<void> {
-    const row = await this.agent(projectId, name);
-    const names = parse<string[]>(row.knowledge);
-    if (!names.includes(kb)) throw notFound(`Knowledge base "${kb}" is not attached to agent "${name}".`);
-    await this.rows.updateAgent(projectId, row.id, { knowledge: json(names.filter((n) => n !== kb)), updated_at: nowMs() });
+    await this.cache.write(projectId, async () => {
+      const row = await this.agent(projectId, name);
+      const names = parse<string[]>(row.knowledge);
+      if (!names.includes(kb)) throw notFound(`Knowledge base "${kb}" is not attached to agent "${name}".`);
+      await this.rows.updateAgent(projectId, row.id, { knowledge: json(names.filter((n) => n !== kb)), updated_at: nowMs() });
+    });
   }
 
   async addTool(projectId: string, agentName: string, input: ToolInput & { name: string; http: { url: string; method?: string } }): Promise<ToolView> {
+    return this.cache.write(projectId, () => this.insertTool(projectId, agentName, input));
+  }
+
+  private async insertTool(projectId: string, agentName: string, input: ToolInput & { name: string; http: { url: string; method?: string } }): Promise<ToolView> {
     const agent = await this.agent(projectId, agentName);
     const existing = await this.rows.tools(projectId, [agent.id]);
     if (existing.length >= AGENT_LIMITS.tools) throw badRequest('limit_exceeded', `An agent has at most ${AGENT_LIMITS.tools} tools.`);
@@ -498,16 +520,21 @@ export class Agents {
   }
 
   async listTools(projectId: string, agentName: string): Promise<ToolView[]> {
-    const agent = await this.agent(projectId, agentName);
-    return (await this.rows.tools(projectId, [agent.id])).map(toolView);
+    return (await this.get(projectId, agentName)).tools;
   }
 
   async getTool(projectId: string, agentName: string, toolName: string): Promise<ToolView> {
-    return toolView(await this.tool(projectId, agentName, toolName));
+    const tool = (await this.get(projectId, agentName)).tools.find((t) => t.name === toolName || t.id === toolName);
+    if (!tool) throw notFound(`Agent "${agentName}" has no tool "${toolName}".`);
+    return tool;
   }
 
   /** Changes the given fields of a tool; `http` replaces the target, and hosts default again to its host unless given. */
   async updateTool(projectId: string, agentName: string, toolName: string, input: ToolInput): Promise<ToolView> {
+    return this.cache.write(projectId, () => this.changeTool(projectId, agentName, toolName, input));
+  }
+
+  private async changeTool(projectId: string, agentName: string, toolName: string, input: ToolInput): Promise<ToolView> {
     const row = await this.tool(projectId, agentName, toolName);
     const changes: Partial<ToolRow> = {};
     if (input.name !== undefined) changes.name = input.name;
@@ -532,11 +559,17 @@ export class Agents {
   }
 
   async deleteTool(projectId: string, agentName: string, toolName: string): Promise<void> {
-    const row = await this.tool(projectId, agentName, toolName);
-    await this.rows.deleteTool(projectId, row.id);
+    await this.cache.write(projectId, async () => {
+      const row = await this.tool(projectId, agentName, toolName);
+      await this.rows.deleteTool(projectId, row.id);
+    });
   }
 
   async addRule(projectId: string, agentName: string, input: RuleInput & { rule_type: RuleType; condition: string }): Promise<RuleView> {
+    return this.cache.write(projectId, () => this.insertRule(projectId, agentName, input));
+  }
+
+  private async insertRule(projectId: string, agentName: string, input: RuleInput & { rule_type: RuleType; condition: string }): Promise<RuleView> {
     const agent = await this.agent(projectId, agentName);
     const existing = await this.rows.rules(projectId, [agent.id]);
     if (existing.length >= AGENT_LIMITS.rules) throw badRequest('limit_exceeded', `An agent has at most ${AGENT_LIMITS.rules} rules.`);
@@ -560,29 +593,43 @@ export class Agents {
   }
 
   async listRules(projectId: string, agentName: string): Promise<RuleView[]> {
-    const agent = await this.agent(projectId, agentName);
-    return (await this.rows.rules(projectId, [agent.id])).map(ruleView);
+    return (await this.get(projectId, agentName)).rules;
   }
 
   async getRule(projectId: string, agentName: string, id: string): Promise<RuleView> {
-    return ruleView(await this.rule(projectId, agentName, id));
+    const rule = (await this.get(projectId, agentName)).rules.find((r) => r.id === id);
+    if (!rule) throw notFound(`Agent "${agentName}" has no rule "${id}".`);
+    return rule;
   }
 
   async updateRule(projectId: string, agentName: string, id: string, input: RuleInput): Promise<RuleView> {
-    const row = await this.rule(projectId, agentName, id);
-    const merged = { ...row, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as RuleRow;
-    if (input.condition !== undefined) compileCondition(input.condition, 'rule', '/condition');
-    checkRuleAction(merged.rule_type as RuleType, merged.action);
-    const changes: Partial<RuleRow> = { ...input, updated_at: nowMs() };
-    await this.rows.updateRule(projectId, row.id, changes);
-    return ruleView({ ...row, ...changes });
+    return this.cache.write(projectId, async () => {
+      const row = await this.rule(projectId, agentName, id);
+      const merged = { ...row, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as RuleRow;
+      if (input.condition !== undefined) compileCondition(input.condition, 'rule', '/condition');
+      checkRuleAction(merged.rule_type as RuleType, merged.action);
+      const changes: Partial<RuleRow> = { ...input, updated_at: nowMs() };
+      await this.rows.updateRule(projectId, row.id, changes);
+      return ruleView({ ...row, ...changes });
+    });
   }
 
   async deleteRule(projectId: string, agentName: string, id: string): Promise<void> {
-    const row = await this.rule(projectId, agentName, id);
-    await this.rows.deleteRule(projectId, row.id);
+    await this.cache.write(projectId, async () => {
+      const row = await this.rule(projectId, agentName, id);
+      await this.rows.deleteRule(projectId, row.id);
+    });
   }
 
+  /** An agent with its tools and rules, read from the database; null when the project has no such agent. */
+  private async loadRows(projectId: string, name: string): Promise<LoadedAgent | null> {
+    const row = await this.rows.findAgent(projectId, name);
+    if (!row) return null;
+    const [tools, rules] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id])]);
+    return { view: agentView(row, tools, rules), projectId, tools: tools.map(toolDefinition) };
+  }
+
+  /** The stored row, read from the database (for writes, which must start from what is stored). */
   private async agent(projectId: string, name: string): Promise<AgentRow> {
     const row = await this.rows.findAgent(projectId, name);
     if (!row) throw notFound(`There is no agent "${name}" in this project.`);

@@ -66,7 +66,7 @@ export class KeywordIndexes {
 
   async search(
     projectId: string,
-    bases: KnowledgeBaseRow[],
+    bases: Array<Pick<KnowledgeBaseRow, 'id' | 'revision'>>,
     query: string,
     filter: FilterNode | null,
     limit: number,
@@ -94,7 +94,7 @@ export class KeywordIndexes {
     this.cache.delete(kbId);
   }
 
-  private async indexOf(projectId: string, base: KnowledgeBaseRow): Promise<BaseIndex> {
+  private async indexOf(projectId: string, base: Pick<KnowledgeBaseRow, 'id' | 'revision'>): Promise<BaseIndex> {
     const revision = Number(base.revision);
     const cached = this.cache.get(base.id);
     if (cached !== undefined && cached.revision === revision) {

@@ -7,6 +7,7 @@ import { envelope } from '../../contracts/jobs/catalogue.js';
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
+import type { ConfigCache, ConfigSnapshot } from '../config-cache.js';
 import { modelCollection } from '../model-collection.js';
 import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders } from '../../providers/registry.js';
 import { reciprocalRankFusion } from '../ranking.js';
@@ -39,6 +40,12 @@ export function chunking(input: { chunk_size?: number; chunk_overlap?: number })
 const EMBED_WINDOW = 2;
 /** Vectors per store call: each call is short, so requests are served between them. */
 const UPSERT_SLICE = 256;
+
+/**
+ * What the configuration cache holds of a base: all but its revision and `updated_at`, which move
+ * as workers process its documents (read those from the database).
+ */
+type BaseDefinition = Omit<KnowledgeBaseRow, 'revision' | 'updated_at'>;
 
 export interface KnowledgeBaseView {
   id: string;
@@ -124,11 +131,16 @@ export class Knowledge {
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
     private readonly reranker: Reranker | null,
+    private readonly cache: ConfigCache,
   ) {
     this.keyword = new KeywordIndexes(rows);
   }
 
   async create(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
+    return this.cache.write(projectId, () => this.insert(projectId, input));
+  }
+
+  private async insert(projectId: string, input: CreateKnowledgeInput): Promise<KnowledgeBaseView> {
     const model = modelName('chat', input.model ?? DEFAULT_LANGUAGE_MODEL);
     const embedModel = this.embedders.validate(input.embed_model ?? DEFAULT_EMBED_MODEL);
     const { chunk_size: size, chunk_overlap: overlap } = chunking(input);
@@ -156,14 +168,17 @@ export class Knowledge {
   }
 
   async get(projectId: string, name: string): Promise<KnowledgeBaseView> {
-    const row = await this.base(projectId, name);
+    const row = await this.storedBase(projectId, name);
     const counts = await this.rows.documentCounts(projectId, [row.id]);
     return baseView(row, counts.get(row.id) ?? 0);
   }
 
   /** The names among `names` that are bases of this project, in the given order. */
   async existing(projectId: string, names: readonly string[]): Promise<string[]> {
-    const found = new Set(await this.rows.existingNames(projectId, [...new Set(names)]));
+    const config = await this.cache.at(projectId);
+    const unique = [...new Set(names)];
+    const bases = await Promise.all(unique.map((name) => this.definition(config, projectId, name)));
+    const found = new Set(unique.filter((_, i) => bases[i] !== null));
     return names.filter((n) => found.has(n));
   }
 
@@ -175,14 +190,16 @@ export class Knowledge {
 
   /** Deletes a base with its documents and chunks; its vectors go in the background (`knowledge.purge`). */
   async delete(projectId: string, name: string): Promise<void> {
-    const row = await this.base(projectId, name);
-    await this.outbox.write(
-      async (tx) => {
-        await this.rows.deleteBase(tx.trx, projectId, row.id);
-        await tx.add(projectId, envelope('knowledge.purge', { projectId, embedModel: row.embed_model, kbId: row.id }));
-      },
-      () => this.keyword.forget(row.id),
-    );
+    await this.cache.write(projectId, async () => {
+      const row = await this.storedBase(projectId, name);
+      await this.outbox.write(
+        async (tx) => {
+          await this.rows.deleteBase(tx.trx, projectId, row.id);
+          await tx.add(projectId, envelope('knowledge.purge', { projectId, embedModel: row.embed_model, kbId: row.id }));
+        },
+        () => this.keyword.forget(row.id),
+      );
+    });
   }
 
   /** Stores a document (status `uploaded`) with its processing job; answers before any work is done. */
@@ -352,7 +369,8 @@ export class Knowledge {
    * or both fused by reciprocal rank (`hybrid`, the default), optionally reranked, best first.
    */
   async search(projectId: string, names: string[], input: KnowledgeSearchInput): Promise<Citation[]> {
-    const bases = await Promise.all([...new Set(names)].map((name) => this.base(projectId, name)));
+    const config = await this.cache.at(projectId);
+    const bases = await Promise.all([...new Set(names)].map((name) => this.base(projectId, name, config)));
     const filter = parseFilter(input.filter, KNOWLEDGE_FILTER_SCOPE, '/filter');
     const topK = input.top_k ?? 5;
     const mode = input.mode ?? 'hybrid';
@@ -366,7 +384,7 @@ export class Knowledge {
     const densePass = mode !== 'keyword' ? this.dense(projectId, bases, input.query, filter, pool) : null;
     densePass?.catch(() => undefined);
     const known = new Map<string, ChunkWithDocument>();
-    const keyword = mode !== 'dense' ? await this.keyword.search(projectId, bases, input.query, filter, pool) : null;
+    const keyword = mode !== 'dense' ? await this.keyword.search(projectId, await this.withRevisions(projectId, bases), input.query, filter, pool) : null;
     if (densePass) {
       const dense = await densePass;
       lists.push(dense.map((m) => m.id));
@@ -416,7 +434,7 @@ export class Knowledge {
     return modelCollection(this.embedders.get(embedModel), 'knowledge', { kb_id: 'string', document_id: 'string', filename: 'string', source_type: 'string' });
   }
 
-  private async dense(projectId: string, bases: KnowledgeBaseRow[], query: string, filter: FilterNode | null, pool: number): Promise<Array<{ id: string; score: number }>> {
+  private async dense(projectId: string, bases: BaseDefinition[], query: string, filter: FilterNode | null, pool: number): Promise<Array<{ id: string; score: number }>> {
     const byModel = new Map<string, string[]>();
     for (const b of bases) byModel.set(b.embed_model, [...(byModel.get(b.embed_model) ?? []), b.id]);
     const found: Array<{ id: string; score: number }> = [];
@@ -436,10 +454,35 @@ export class Knowledge {
     }
   }
 
-  private async base(projectId: string, name: string): Promise<KnowledgeBaseRow> {
+  /** A base from the configuration cache (shared: do not change); 404 when the project has none of that name. */
+  private async base(projectId: string, name: string, config?: ConfigSnapshot): Promise<BaseDefinition> {
+    const base = await this.definition(config ?? (await this.cache.at(projectId)), projectId, name);
+    if (!base) throw missingBase(name);
+    return base;
+  }
+
+  /** A base as the configuration cache holds it; null when the project has none of that name. */
+  private definition(config: ConfigSnapshot, projectId: string, name: string): Promise<BaseDefinition | null> {
+    return config.read(`knowledge:${name}`, async () => {
+      const row = await this.rows.findBase(projectId, name);
+      if (!row) return null;
+      const { id, project_id, instructions, model, embed_model, chunk_size, chunk_overlap, created_at } = row;
+      return { id, project_id, name: row.name, instructions, model, embed_model, chunk_size, chunk_overlap, created_at };
+    });
+  }
+
+  /** A base read from the database: what the cache does not hold, and what writes start from. */
+  private async storedBase(projectId: string, name: string): Promise<KnowledgeBaseRow> {
     const row = await this.rows.findBase(projectId, name);
-    if (!row) throw notFound(`There is no knowledge base named "${name}" in this project.`);
+    if (!row) throw missingBase(name);
     return row;
+  }
+
+  /** The bases with their revisions as stored now (the keyword index is rebuilt when one moved). */
+  private async withRevisions(projectId: string, bases: BaseDefinition[]): Promise<Array<Pick<KnowledgeBaseRow, 'id' | 'revision'>>> {
+    const revisions = await this.rows.revisions(projectId, bases.map((b) => b.id));
+    // a base deleted since it was looked up has no chunks left to find
+    return bases.filter((b) => revisions.has(b.id)).map((b) => ({ id: b.id, revision: revisions.get(b.id) as number }));
   }
 
   private async document(projectId: string, name: string, documentId: string): Promise<DocumentRow> {
@@ -454,6 +497,8 @@ export class Knowledge {
 function kbFilter(kbIds: string[]): FilterNode {
   return { kind: 'cmp', target: { kind: 'column', name: 'kb_id', type: 'string' }, op: 'in', value: kbIds };
 }
+
+const missingBase = (name: string) => notFound(`There is no knowledge base named "${name}" in this project.`);
 
 function baseView(row: KnowledgeBaseRow, documentCount: number): KnowledgeBaseView {
   return {

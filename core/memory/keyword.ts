@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { MemoryChanges } from '../../db/memory-changes.js';
+import type { ChangeCounts } from '../../db/change-counts.js';
 import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
 import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
 
@@ -102,7 +102,7 @@ class Postings {
 interface ScopeCache {
   projectId: string;
   postings: Postings;
-  /** The project's count of changes (`MemoryChanges`) when it was read; null when it could not be read. */
+  /** The project's count of changes (`ChangeCounts`) when it was read; null when it could not be read. */
   version: number | null;
   expires: number;
 }
@@ -116,7 +116,7 @@ interface ScopeCache {
  *
  * A scope of `CACHED_SCOPE` memories or more (a whole app) keeps its statistics and the postings
  * of the terms searched in memory: reading a common word's postings there costs tens of
- * milliseconds each time. Every committed write counts a change to its project (`MemoryChanges`:
+ * milliseconds each time. Every committed write counts a change to its project (`ChangeCounts`:
  * in this process on the embedded profile, in Redis across processes on production), and a cached
  * scope is used only while its project's count is what it was read under, so a search never
  * misses a write acknowledged before it. Smaller scopes are read from the database each time.
@@ -128,7 +128,7 @@ export class MemoryKeywords {
 
   constructor(
     private readonly terms: MemoryTermsRepository,
-    private readonly changes: MemoryChanges,
+    private readonly changes: ChangeCounts,
   ) {}
 
   /** The length in terms of a memory's text (stored on the row as `term_count`). */

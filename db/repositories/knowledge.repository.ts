@@ -69,13 +69,6 @@ export class KnowledgeRepository {
     return (await this.db('knowledge_bases').where({ project_id: projectId, name }).first()) as KnowledgeBaseRow | undefined;
   }
 
-  /** Which of these base names exist in the project. */
-  async existingNames(projectId: string, names: string[]): Promise<string[]> {
-    if (names.length === 0) return [];
-    const rows = (await this.db('knowledge_bases').where({ project_id: projectId }).whereIn('name', names).select('name')) as Array<{ name: string }>;
-    return rows.map((r) => r.name);
-  }
-
   async baseById(projectId: string, id: string, trx: Knex = this.db): Promise<KnowledgeBaseRow | undefined> {
     return (await trx('knowledge_bases').where({ project_id: projectId, id }).first()) as KnowledgeBaseRow | undefined;
   }
@@ -101,6 +94,13 @@ export class KnowledgeRepository {
       .select('kb_id')
       .count({ n: '*' })) as Array<{ kb_id: string; n: number | string }>;
     return new Map(rows.map((r) => [r.kb_id, Number(r.n)]));
+  }
+
+  /** The revision of each of these bases that exists, by id. */
+  async revisions(projectId: string, kbIds: string[]): Promise<Map<string, number>> {
+    if (kbIds.length === 0) return new Map();
+    const rows = (await this.db('knowledge_bases').where({ project_id: projectId }).whereIn('id', kbIds).select('id', 'revision')) as Array<{ id: string; revision: number | string }>;
+    return new Map(rows.map((r) => [r.id, Number(r.revision)]));
   }
 
   /** Marks a base's chunks as changed. */

@@ -7,18 +7,22 @@ import { reachable } from '../../lib/reachable.js';
 import { childEnv, migrateProduction, production, startChild, stopChild, type Child, type ProfileName } from './children.js';
 import { openLoop } from './open-loop.js';
 
-// P1 — API overhead: an authenticated cheap read of Cairn against a bare Koa hello-world, each in
-// its own child process, loaded by autocannon from this process. See BENCHMARKS.md.
+// P1 — API overhead: authenticated reads of Cairn against a bare Koa hello-world, each server in
+// its own child process, loaded by autocannon from this process. The targets are measured in
+// rounds, hello and Cairn interleaved within each round, and ratios are taken within a round, so
+// that the shared machine's drift falls on both sides. See BENCHMARKS.md.
 
 type TargetName = 'hello' | 'cairn' | 'cairn-info';
 
 const HOST = '127.0.0.1';
 const CONNECTIONS = 32;
-const WARMUP_S = 3;
-const DURATION_S = 10;
+const ROUNDS = 3;
+const WARMUP_S = 2;
+const DURATION_S = 5;
+const HALF_LOAD_S = 10;
 const TARGET_RATIO = 0.5;
+const TARGET_RATIO_AGENT = 0.35;
 const TARGET_P99_MS = 10;
-
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +37,6 @@ if (profileArg !== 'embedded' && profileArg !== 'production' && profileArg !== '
 }
 const profiles: ProfileName[] = profileArg === 'both' ? ['embedded', 'production'] : [profileArg];
 const withInfoLogs = values['info-logs'] === true;
-
 
 interface Figures {
   rps: number;
@@ -59,11 +62,16 @@ interface HalfFigures {
   errors: number;
 }
 
+/** One endpoint's figures: each round's maximum-load run, their medians, and one half-load run. */
 interface TargetResult {
   target: string;
   path: string;
-  max: Figures;
-  half: HalfFigures;
+  rounds: Figures[];
+  median: { rps: number; cpuUsPerRequest: number; p50: number; p99: number };
+  /** Cairn's endpoints only: hello's half load is the generator's limit, not Koa's. */
+  half: HalfFigures | null;
+  /** Cairn's endpoints only: throughput and server-CPU ratios against hello, each round's and their median. */
+  ratios: { rounds: number[]; median: number; cpuRounds: number[]; cpuMedian: number } | null;
 }
 
 /** One request shape to load a server with. */
@@ -79,18 +87,15 @@ interface ProfileResult {
   /** Production only: Milvus is configured but not on the measured path. */
   milvusReachable: boolean | null;
   targets: TargetResult[];
-  /** Cairn's cached authenticated read (GET /v1/ping) over hello. */
-  ratio: number;
-  /** Cairn's database-backed read (GET /v1/api-keys) over hello. */
-  ratioDbRead: number;
-  halfLoadP99: number;
-  halfLoadP99DbRead: number;
-  /** Server-only ratio: hello's CPU per request over Cairn's. */
-  cpuRatio: number;
-  cpuRatioDbRead: number;
 }
 
-/** The cached lookup (`/v1/ping`, key cache only) and a database read (`/v1/api-keys`). */
+/** The agent every round reads (servers.ts creates it with a tool and a rule). */
+const BENCH_AGENT = 'bench-agent';
+
+/**
+ * The cached lookup (`/v1/ping`, key cache only), a database read that is not cached
+ * (`/v1/api-keys`), and a configuration read (`/v1/agents/{name}`: the agent, its tools and rules).
+ */
 function endpointsOf(child: Child): Endpoint[] {
   if (child.name === 'hello') return [{ label: 'hello', path: '/', headers: {}, valid: (b) => b.hello === 'world' }];
   const headers = { authorization: `Token ${child.key as string}` };
@@ -102,6 +107,12 @@ function endpointsOf(child: Child): Endpoint[] {
       path: '/v1/api-keys',
       headers,
       valid: (b) => Array.isArray(b.api_keys) && b.api_keys.length === 1,
+    },
+    {
+      label: `cairn agent${suffix}`,
+      path: `/v1/agents/${BENCH_AGENT}`,
+      headers,
+      valid: (b) => b.name === BENCH_AGENT && Array.isArray(b.tools) && b.tools.length === 1 && Array.isArray(b.rules) && b.rules.length === 1,
     },
   ];
 }
@@ -164,28 +175,34 @@ function load(child: Child, endpoint: Endpoint, seconds: number): Promise<Figure
   });
 }
 
-async function measure(child: Child, endpoint: Endpoint): Promise<TargetResult> {
-  await checkTarget(child, endpoint);
-  process.stderr.write(`  ${endpoint.label}: warm-up ${WARMUP_S} s, max load ${DURATION_S} s`);
+/** A warm-up run, discarded, then one measured run at maximum throughput. */
+async function maxLoad(child: Child, endpoint: Endpoint, round: number): Promise<Figures> {
+  process.stderr.write(`  round ${round}: ${endpoint.label}: warm-up ${WARMUP_S} s, max load ${DURATION_S} s`);
   await load(child, endpoint, WARMUP_S);
-  const max = await load(child, endpoint, DURATION_S);
-  const rate = Math.max(1, Math.floor(max.rps / 2));
-  process.stderr.write(`, half load (${rate} req/s, evenly spaced) ${DURATION_S} s\n`);
+  const figures = await load(child, endpoint, DURATION_S);
+  process.stderr.write(` → ${Math.round(figures.rps)} req/s, ${Math.round(figures.cpuUsPerRequest)} µs CPU/req\n`);
+  return figures;
+}
+
+/** Evenly spaced requests at `rate` for HALF_LOAD_S (latency from each request's due time). */
+async function halfLoad(child: Child, endpoint: Endpoint, rate: number): Promise<HalfFigures> {
+  process.stderr.write(`  ${endpoint.label}: half load (${rate} req/s, evenly spaced) ${HALF_LOAD_S} s\n`);
   const half = await openLoop({
     origin: `http://${HOST}:${child.port}`,
     path: endpoint.path,
     headers: endpoint.headers,
     rate,
-    seconds: DURATION_S,
+    seconds: HALF_LOAD_S,
     connections: CONNECTIONS,
   });
   if (child.proc.exitCode !== null) throw new Error(`${child.name} server exited during the half-load run`);
-  return {
-    target: endpoint.label,
-    path: endpoint.path,
-    max,
-    half: { rate, p50: half.p50, p99: half.p99, max: half.max, requests: half.completed, non2xx: half.non2xx, errors: half.errors },
-  };
+  return { rate, p50: half.p50, p99: half.p99, max: half.max, requests: half.completed, non2xx: half.non2xx, errors: half.errors };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 async function prepareProduction(): Promise<boolean> {
@@ -205,32 +222,42 @@ async function runProfile(profile: ProfileName): Promise<ProfileResult> {
   const names: TargetName[] = withInfoLogs ? ['hello', 'cairn', 'cairn-info'] : ['hello', 'cairn'];
   const started: Child[] = [];
   try {
-    // One at a time: an idle server still runs timers (outbox relay), and each target should
-    // have both cores to itself and autocannon.
-    const targets: TargetResult[] = [];
     for (const name of names) {
       // Both Cairn children of a profile share its database, like two API processes would.
       const env = childEnv(profile, dataDir, name === 'cairn-info' ? 'info' : 'warn');
       // At warn level any line is worth seeing; at info it is the per-request load being measured.
-      const child = await startChild(name, name === 'hello' ? 'hello' : 'cairn', env, name !== 'cairn-info');
-      started.push(child);
-      for (const endpoint of endpointsOf(child)) targets.push(await measure(child, endpoint));
-      await stopChild(child.proc);
+      started.push(await startChild(name, name === 'hello' ? 'hello' : 'cairn', env, name !== 'cairn-info'));
     }
-    const hello = targets.find((t) => t.target === 'hello') as TargetResult;
-    const ping = targets.find((t) => t.target === 'cairn ping') as TargetResult;
-    const list = targets.find((t) => t.target === 'cairn api-keys') as TargetResult;
-    return {
-      profile,
-      milvusReachable,
-      targets,
-      ratio: ping.max.rps / hello.max.rps,
-      ratioDbRead: list.max.rps / hello.max.rps,
-      halfLoadP99: ping.half.p99,
-      halfLoadP99DbRead: list.half.p99,
-      cpuRatio: hello.max.cpuUsPerRequest / ping.max.cpuUsPerRequest,
-      cpuRatioDbRead: hello.max.cpuUsPerRequest / list.max.cpuUsPerRequest,
-    };
+    const plan = started.flatMap((child) => endpointsOf(child).map((endpoint) => ({ child, endpoint })));
+    for (const { child, endpoint } of plan) await checkTarget(child, endpoint);
+    // The servers all run throughout; the idle ones only keep their timers (the outbox relay).
+    const runs = plan.map(() => [] as Figures[]);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [i, { child, endpoint }] of plan.entries()) (runs[i] as Figures[]).push(await maxLoad(child, endpoint, round));
+    }
+    const hello = runs[0] as Figures[];
+    const targets: TargetResult[] = [];
+    for (const [i, { child, endpoint }] of plan.entries()) {
+      const rounds = runs[i] as Figures[];
+      const isHello = i === 0;
+      const ratioRounds = rounds.map((f, r) => f.rps / (hello[r] as Figures).rps);
+      const cpuRounds = rounds.map((f, r) => (hello[r] as Figures).cpuUsPerRequest / f.cpuUsPerRequest);
+      const rps = median(rounds.map((f) => f.rps));
+      targets.push({
+        target: endpoint.label,
+        path: endpoint.path,
+        rounds,
+        median: {
+          rps,
+          cpuUsPerRequest: median(rounds.map((f) => f.cpuUsPerRequest)),
+          p50: median(rounds.map((f) => f.p50)),
+          p99: median(rounds.map((f) => f.p99)),
+        },
+        half: isHello ? null : await halfLoad(child, endpoint, Math.max(1, Math.floor(rps / 2))),
+        ratios: isHello ? null : { rounds: ratioRounds, median: median(ratioRounds), cpuRounds, cpuMedian: median(cpuRounds) },
+      });
+    }
+    return { profile, milvusReachable, targets };
   } finally {
     await Promise.all(started.map((c) => stopChild(c.proc)));
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -249,40 +276,51 @@ function table(rows: string[][]): string {
 
 const fmt = (n: number, digits = 0): string => n.toFixed(digits);
 
+const target = (result: ProfileResult, label: string): TargetResult => result.targets.find((t) => t.target === label) as TargetResult;
+
 function report(result: ProfileResult): void {
   const rows = [
-    ['target', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'half-load req/s', 'p50 ms @half', 'p99 ms @half'],
+    ['target', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'ratio', 'CPU ratio', 'ratio per round', 'half-load req/s', 'p50 ms @half', 'p99 ms @half'],
     ...result.targets.map((t) => [
       `${t.target} (GET ${t.path})`,
-      fmt(t.max.rps),
-      fmt(t.max.cpuUsPerRequest),
-      fmt(t.max.p50),
-      fmt(t.max.p99),
-      String(t.half.rate),
-      fmt(t.half.p50, 2),
-      fmt(t.half.p99, 2),
+      fmt(t.median.rps),
+      fmt(t.median.cpuUsPerRequest),
+      fmt(t.median.p50),
+      fmt(t.median.p99),
+      t.ratios ? fmt(t.ratios.median, 2) : '',
+      t.ratios ? fmt(t.ratios.cpuMedian, 2) : '',
+      t.ratios ? t.ratios.rounds.map((r) => fmt(r, 2)).join(' ') : '',
+      t.half ? String(t.half.rate) : '',
+      t.half ? fmt(t.half.p50, 2) : '',
+      t.half ? fmt(t.half.p99, 2) : '',
     ]),
   ];
-  const ratioMet = result.ratio >= TARGET_RATIO;
-  const p99Met = result.halfLoadP99 <= TARGET_P99_MS;
+  const ping = target(result, 'cairn ping');
+  const list = target(result, 'cairn api-keys');
+  const agent = target(result, 'cairn agent');
+  const missed = (met: boolean): string => (met ? '' : '  <-- target missed');
+  const pingRatio = ping.ratios?.median ?? 0;
+  const agentRatio = agent.ratios?.median ?? 0;
+  const pingP99 = ping.half?.p99 ?? Infinity;
   process.stdout.write(
     `\n## ${result.profile} profile${result.milvusReachable === false ? ' (Milvus not reachable)' : ''}\n\n${table(rows)}\n\n` +
-      `ratio (cairn ping/hello throughput): ${fmt(result.ratio, 2)} (target >= ${TARGET_RATIO})${ratioMet ? '' : '  <-- target missed'}\n` +
-      `p99 at half load (ping): ${fmt(result.halfLoadP99, 2)} ms (target <= ${TARGET_P99_MS} ms)${p99Met ? '' : '  <-- target missed'}\n` +
-      `database read (api-keys): ratio ${fmt(result.ratioDbRead, 2)}, p99 at half load ${fmt(result.halfLoadP99DbRead, 2)} ms\n` +
-      `server CPU per request, hello/cairn (the ratio without the load generator's share of the 2 cores): ` +
-      `ping ${fmt(result.cpuRatio, 2)}, api-keys ${fmt(result.cpuRatioDbRead, 2)}\n`,
+      `Medians of ${ROUNDS} rounds; a ratio is Cairn's req/s over hello's in the same round, the CPU ratio hello's CPU per request over Cairn's.\n` +
+      `cached read (ping) ratio: ${fmt(pingRatio, 2)} (target >= ${TARGET_RATIO})${missed(pingRatio >= TARGET_RATIO)}\n` +
+      `p99 at half load (ping): ${fmt(pingP99, 2)} ms (target <= ${TARGET_P99_MS} ms)${missed(pingP99 <= TARGET_P99_MS)}\n` +
+      `configuration read (agent) ratio: ${fmt(agentRatio, 2)} (target >= ${TARGET_RATIO_AGENT})${missed(agentRatio >= TARGET_RATIO_AGENT)}, ` +
+      `p99 at half load ${fmt(agent.half?.p99 ?? Infinity, 2)} ms\n` +
+      `database read (api-keys) ratio: ${fmt(list.ratios?.median ?? 0, 2)}, p99 at half load ${fmt(list.half?.p99 ?? Infinity, 2)} ms\n`,
   );
 }
 
 async function main(): Promise<number> {
   process.stdout.write(
     `Cairn API overhead — node ${process.version}, ${os.cpus().length} cores, ${CONNECTIONS} connections, ` +
-      `${WARMUP_S} s warm-up + ${DURATION_S} s per phase\n` +
+      `${ROUNDS} rounds of ${WARMUP_S} s warm-up + ${DURATION_S} s per target, then ${HALF_LOAD_S} s at half load\n` +
       `Servers run with LOG_LEVEL=warn (info-level request logging is per-request I/O` +
       `${withInfoLogs ? '; measured separately as cairn-info' : '; add --info-logs to measure it as well'}).\n` +
       `Maximum throughput: autocannon (latencies in whole ms). Half load: an open-loop generator sending\n` +
-      `evenly spaced requests, latency measured from each request's due time.\n`,
+      `evenly spaced requests at half the median maximum, latency measured from each request's due time.\n`,
   );
   const results: ProfileResult[] = [];
   for (const profile of profiles) {
@@ -292,12 +330,7 @@ async function main(): Promise<number> {
   }
   const failures = results.flatMap((r) =>
     r.targets.flatMap((t) =>
-      (
-        [
-          ['max load', t.max],
-          ['half load', t.half],
-        ] as const
-      )
+      [...t.rounds.map((f, i) => [`round ${i + 1}`, f] as const), ...(t.half ? [['half load', t.half] as const] : [])]
         .filter(([, f]) => f.non2xx > 0 || f.errors > 0)
         .map(([phase, f]) => `${r.profile}/${t.target} ${phase}: ${f.non2xx} non-2xx, ${f.errors} errors`),
     ),
@@ -307,20 +340,26 @@ async function main(): Promise<number> {
     node: process.version,
     cores: os.cpus().length,
     connections: CONNECTIONS,
+    rounds: ROUNDS,
     durationSeconds: DURATION_S,
-    profiles: results.map((r) => ({
-      profile: r.profile,
-      milvusReachable: r.milvusReachable,
-      ratio: Number(r.ratio.toFixed(3)),
-      ratioDbRead: Number(r.ratioDbRead.toFixed(3)),
-      halfLoadP99Ms: Number(r.halfLoadP99.toFixed(2)),
-      halfLoadP99DbReadMs: Number(r.halfLoadP99DbRead.toFixed(2)),
-      cpuRatio: Number(r.cpuRatio.toFixed(3)),
-      cpuRatioDbRead: Number(r.cpuRatioDbRead.toFixed(3)),
-      ratioMet: r.ratio >= TARGET_RATIO,
-      halfLoadP99Met: r.halfLoadP99 <= TARGET_P99_MS,
-      targets: r.targets,
-    })),
+    profiles: results.map((r) => {
+      const ratio = (label: string): number => Number((target(r, label).ratios?.median ?? 0).toFixed(3));
+      const cpuRatio = (label: string): number => Number((target(r, label).ratios?.cpuMedian ?? 0).toFixed(3));
+      return {
+        profile: r.profile,
+        milvusReachable: r.milvusReachable,
+        ratio: ratio('cairn ping'),
+        ratioDbRead: ratio('cairn api-keys'),
+        ratioAgent: ratio('cairn agent'),
+        cpuRatio: cpuRatio('cairn ping'),
+        cpuRatioDbRead: cpuRatio('cairn api-keys'),
+        cpuRatioAgent: cpuRatio('cairn agent'),
+        halfLoadP99Ms: Number((target(r, 'cairn ping').half?.p99 ?? 0).toFixed(2)),
+        ratioMet: ratio('cairn ping') >= TARGET_RATIO,
+        ratioAgentMet: ratio('cairn agent') >= TARGET_RATIO_AGENT,
+        targets: r.targets,
+      };
+    }),
     failures,
   };
   process.stdout.write(`\n${JSON.stringify(summary)}\n`);

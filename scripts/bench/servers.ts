@@ -15,6 +15,8 @@ import { ShutdownPhase } from '../../lib/shutdown.js';
 
 const HOST = '127.0.0.1';
 const BENCH_PROJECT = 'bench';
+/** The agent bench:api reads: made afresh at each start, with one tool and one rule. */
+const BENCH_AGENT = 'bench-agent';
 
 const [target, portArg] = process.argv.slice(2);
 const port = Number(portArg ?? '0');
@@ -58,6 +60,23 @@ async function startHello(): Promise<void> {
   announce(server);
 }
 
+/** The agent of project `bench` that bench:api reads, as a project would configure it. */
+async function benchAgent(runtime: Runtime, projectId: string): Promise<void> {
+  await runtime.agents.delete(projectId, BENCH_AGENT).catch(() => undefined);
+  await runtime.agents.create(projectId, {
+    name: BENCH_AGENT,
+    instructions: 'You answer questions about orders. Be brief, and quote the order number you looked up.',
+    guardrails: { input: { enabled: true } },
+  });
+  await runtime.agents.addTool(projectId, BENCH_AGENT, {
+    name: 'order_status',
+    description: 'The status of an order by its number.',
+    http: { url: 'https://orders.example.com/v1/orders/{order_id}' },
+    parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+  });
+  await runtime.agents.addRule(projectId, BENCH_AGENT, { rule_type: 'escalation', condition: 'message.contains("lawyer")', action: 'A person will contact you.' });
+}
+
 async function startCairn(role: 'all' | 'api'): Promise<void> {
   const runtime = await Runtime.create(loadConfig(process.env), { role });
   runtime.shutdown.handleSignals();
@@ -66,7 +85,9 @@ async function startCairn(role: 'all' | 'api'): Promise<void> {
   // Keys left by earlier runs against the same database would make the listed page longer run
   // after run; keep exactly one so every run measures the same response.
   const mine = await runtime.db('api_keys').where({ id: created.id }).first('project_id');
-  await runtime.db('api_keys').where({ project_id: (mine as { project_id: string }).project_id }).whereNot({ id: created.id }).delete();
+  const projectId = (mine as { project_id: string }).project_id;
+  await runtime.db('api_keys').where({ project_id: projectId }).whereNot({ id: created.id }).delete();
+  await benchAgent(runtime, projectId);
   const server = await listen(createApp(runtime));
   runtime.shutdown.add('http', ShutdownPhase.http, () => closeServer(server));
   announce(server, { key: created.key, profile: runtime.config.profile });

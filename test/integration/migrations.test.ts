@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createDatabase, ensureMysqlDatabase, type Knex } from '../../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../../db/migrate.js';
 import { MemoryTermsRepository } from '../../db/repositories/memory-terms.repository.js';
-import { SingleProcessChanges } from '../../db/memory-changes.js';
+import { SingleProcessCounts } from '../../db/change-counts.js';
 import { MemoryKeywords } from '../../core/memory/keyword.js';
 import { down as dropMemoryTerms } from '../../db/migrations/0016_memory_terms.js';
 import { isProduction, tempDir, TEST_DATABASE_URL, unique } from '../helpers.js';
@@ -69,7 +69,7 @@ describe('migrations', () => {
 
     expect(await migrateLatest(db)).to.deep.equal(['0016_memory_terms']);
     expect((await db('memories').where({ id: 'm1' }).first()).term_count).to.equal(5);
-    const keywords = new MemoryKeywords(new MemoryTermsRepository(db), new SingleProcessChanges());
+    const keywords = new MemoryKeywords(new MemoryTermsRepository(db), new SingleProcessCounts());
     expect((await keywords.search('p1', { user_id: ['u1'] }, 'who teaches the violin?', 10)).map((h) => h.id)).to.deep.equal(['m1']);
     expect((await keywords.search('p1', { user_id: ['u2'] }, 'violin', 10)).map((h) => h.id)).to.deep.equal(['m2']);
   });
