@@ -10,6 +10,9 @@ export interface OutboxEntry {
   attempts: number;
 }
 
+/** Rows per INSERT: 9 values each, well within what MySQL and SQLite bind in one statement. */
+const INSERT_CHUNK = 500;
+
 interface OutboxRow {
   id: number;
   project_id: string;
@@ -23,10 +26,10 @@ interface OutboxRow {
 export class OutboxRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Records derived work in the same transaction as the row that needs it. */
-  async add(trx: Knex.Transaction, projectId: string, job: JobEnvelope): Promise<void> {
+  /** Records derived work in the same transaction as the rows that need it, in one statement per 500 jobs. */
+  async add(trx: Knex.Transaction, entries: ReadonlyArray<{ projectId: string; job: JobEnvelope }>): Promise<void> {
     const now = nowMs();
-    await trx('outbox').insert({
+    const rows = entries.map(({ projectId, job }) => ({
       project_id: projectId,
       job_name: job.name,
       job_id: job.jobId,
@@ -36,7 +39,8 @@ export class OutboxRepository {
       locked_until: null,
       last_error: null,
       created_at: now,
-    });
+    }));
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx('outbox').insert(rows.slice(i, i + INSERT_CHUNK));
   }
 
   /**
