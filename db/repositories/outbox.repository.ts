@@ -78,11 +78,12 @@ export class OutboxRepository {
     }, config);
   }
 
-  /** The queue has the job: the entry is done. A deadlock victim is retried, as InnoDB advises. */
-  async complete(id: number): Promise<void> {
+  /** The queue has these entries' jobs: they are done, deleted in one statement. A deadlock victim is retried, as InnoDB advises. */
+  async complete(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.db('outbox').where({ id }).delete();
+        await this.db('outbox').whereIn('id', ids).delete();
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 5) throw err;
@@ -91,10 +92,11 @@ export class OutboxRepository {
     }
   }
 
-  /** The queue could not take the job: try again at `retryAt`. */
-  async release(id: number, error: string, retryAt: number): Promise<void> {
+  /** The queue could not take these entries' jobs: try them again at `retryAt`. */
+  async release(ids: readonly number[], error: string, retryAt: number): Promise<void> {
+    if (ids.length === 0) return;
     await this.db('outbox')
-      .where({ id })
+      .whereIn('id', ids)
       .update({ locked_until: null, available_at: retryAt, last_error: error.slice(0, 2000) });
   }
 
