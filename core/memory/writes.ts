@@ -33,7 +33,8 @@ export class MemoryWrites {
   async insert(tx: OutboxTransaction, rows: MemoryRow[]): Promise<void> {
     const first = rows[0];
     if (first === undefined) return;
-    await this.usage.increment(tx.trx, first.project_id, 'memory.add', utcDay(first.created_at), rows.length);
+    // metered on the day of the write, not of the event (mem0's timestamp may be years ago)
+    await this.usage.increment(tx.trx, first.project_id, 'memory.add', utcDay(first.updated_at), rows.length);
     await this.rows.insertMany(tx.trx, rows);
     // history tells when a change was written (the row's created_at is when its event happened)
     await this.rows.addHistory(
