@@ -104,8 +104,9 @@ export class OutboxRelay {
   }
 
   /**
-   * Hands the entries' jobs to the queue; once each is safe there, deletes the entries in one
-   * statement, and releases for a retry those whose jobs the queue did not take.
+   * Hands the entries' jobs to the queue; once all are safe there (BullMQ: at once; in-process:
+   * when the batch's last job has finished), deletes them in one statement, and releases for a
+   * retry those whose jobs the queue did not take.
    */
   private deliver(entries: OutboxEntry[]): { taken: Promise<void>; settled: Promise<void> } {
     const dispatched = this.queue.dispatchMany(entries.map((e) => e.envelope));
