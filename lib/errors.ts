@@ -26,6 +26,34 @@ export class AppError extends Error {
 export const badRequest = (code: string, detail: string, errors?: FieldError[]): AppError =>
   new AppError(400, code, detail, errors);
 
+/**
+ * Runs `check` on every item of a batch request (the item at `${at}/${index}`) and returns what it
+ * returned; when it threw a 400 for any item, throws one 400 `validation_failed` listing the
+ * problems of every bad item, located by index, so that a batch is accepted or refused whole.
+ * A 400 without field errors is listed at its item's path.
+ */
+export function checkBatch<T, R>(items: readonly T[], at: string, what: string, check: (item: T, path: string) => R): R[] {
+  const results: R[] = [];
+  const errors: FieldError[] = [];
+  let bad = 0;
+  items.forEach((item, index) => {
+    const path = `${at}/${index}`;
+    try {
+      results.push(check(item, path));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      bad += 1;
+      errors.push(...(err.errors ?? [{ path, message: err.detail }]));
+    }
+  });
+  const first = errors[0];
+  if (first) {
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+    throw badRequest('validation_failed', `${bad} of ${items.length} ${what} are invalid, so none was stored: ${first.path} ${first.message}${more}.`, errors);
+  }
+  return results;
+}
+
 export const unauthorized = (detail: string, code = 'unauthenticated'): AppError =>
   new AppError(401, code, detail, undefined, { 'WWW-Authenticate': 'Token' });
 

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../contracts/jobs/catalogue.js';
 import { endsJob, runJob, type JobHandlers } from '../contracts/jobs/handlers.js';
@@ -25,6 +25,17 @@ const CAPPED = 'capped';
 const SCHEDULED_ATTEMPTS = 3;
 
 const DISPATCH_TIMEOUT_MS = 5_000;
+
+/** How a dispatched job is stored: its idempotent id, retries with capped backoff, bounded retention. */
+function jobOptions(job: JobEnvelope): JobsOptions {
+  return {
+    jobId: job.jobId,
+    attempts: JOB_ATTEMPTS,
+    backoff: { type: CAPPED },
+    removeOnComplete: { count: 1_000, age: 24 * 3600 },
+    removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
+  };
+}
 
 /**
  * BullMQ on Redis. Producers fail fast when Redis is down (the outbox keeps the work); workers
@@ -75,14 +86,24 @@ export class BullmqQueue implements QueueDriver {
     const queue = this.queues.get(JOBS[job.name].queue) as Queue;
     // A connection caught mid-reconnect can leave `add` pending indefinitely; bounding it lets the
     // relay release the outbox entry and retry (the job id makes a late success harmless).
-    const added = queue.add(job.name, job.payload, {
-      jobId: job.jobId,
-      attempts: JOB_ATTEMPTS,
-      backoff: { type: CAPPED },
-      removeOnComplete: { count: 1_000, age: 24 * 3600 },
-      removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
-    });
+    const added = queue.add(job.name, job.payload, jobOptions(job));
     await withTimeout(added, DISPATCH_TIMEOUT_MS, `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`);
+  }
+
+  async dispatchMany(jobs: readonly JobEnvelope[]): Promise<Array<Promise<void>>> {
+    const byQueue = new Map<QueueName, JobEnvelope[]>();
+    for (const job of jobs) {
+      const name = JOBS[job.name].queue;
+      const group = byQueue.get(name) ?? [];
+      group.push(job);
+      byQueue.set(name, group);
+    }
+    // `addBulk` pipelines one add per job; an id already queued is left as it is, as `add` does.
+    const added = Promise.all(
+      [...byQueue].map(([name, group]) => (this.queues.get(name) as Queue).addBulk(group.map((job) => ({ name: job.name, data: job.payload, opts: jobOptions(job) })))),
+    );
+    await withTimeout(added, DISPATCH_TIMEOUT_MS, `Redis did not accept ${jobs.length} jobs within ${DISPATCH_TIMEOUT_MS} ms`);
+    return jobs.map(() => Promise.resolve());
   }
 
   async requeue(job: JobEnvelope): Promise<boolean> {

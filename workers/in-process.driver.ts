@@ -56,6 +56,11 @@ export class InProcessQueue implements QueueDriver {
     return run;
   }
 
+  dispatchMany(jobs: readonly JobEnvelope[]): Promise<Array<Promise<void>>> {
+    if (this.closing) return Promise.reject(new Error('in-process queue is closing'));
+    return Promise.resolve(jobs.map((job) => this.dispatch(job)));
+  }
+
   async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
     if (this.closing) throw new Error('in-process queue is closing');
     const queue = JOBS[job.name].queue;

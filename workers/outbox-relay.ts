@@ -12,16 +12,21 @@ export interface RelayOptions {
   maxBackoffMs: number;
 }
 
-const DEFAULTS: RelayOptions = { pollMs: 500, batchSize: 100, leaseMs: 5 * 60_000, maxBackoffMs: 10_000 };
+const DEFAULTS: RelayOptions = { pollMs: 500, batchSize: 500, leaseMs: 5 * 60_000, maxBackoffMs: 10_000 };
 
 /**
- * Moves outbox entries to the queue. An entry is deleted only after the driver has taken the job,
- * so a queue outage delays work and loses none; while the queue is down each entry backs off
- * exponentially. `kick()` runs a pass at once, for writes made by this process.
+ * Moves outbox entries to the queue in batches: a pass claims up to `batchSize` due entries in one
+ * transaction, hands their jobs to the queue together, and deletes the entries whose jobs the queue
+ * holds in one statement. An entry is deleted only after the driver has taken its job, so a queue
+ * outage delays work and loses none; while the queue is down each entry backs off exponentially.
+ * `kick()` runs a pass at once, for writes made by this process; writes committed while a pass
+ * runs are claimed together by the next one.
  */
 export class OutboxRelay {
   private readonly options: RelayOptions;
-  private readonly inFlight = new Map<number, Promise<void>>();
+  /** Entries claimed by this relay whose delivery has not finished. */
+  private readonly inFlight = new Set<number>();
+  private readonly deliveries = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private passing: Promise<void> | null = null;
   private again = false;
@@ -64,7 +69,7 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.passing;
-    await Promise.allSettled([...this.inFlight.values()]);
+    await Promise.allSettled([...this.deliveries]);
   }
 
   private schedule(): void {
@@ -76,41 +81,76 @@ export class OutboxRelay {
     this.timer.unref();
   }
 
+  /** Claims a batch and waits until the queue has taken its jobs (BullMQ: stored in Redis); their entries are deleted after. */
   private async pass(): Promise<void> {
     let entries: OutboxEntry[];
     try {
-      entries = await this.outbox.claim(this.options.batchSize, this.options.leaseMs, new Set(this.inFlight.keys()));
+      entries = await this.outbox.claim(this.options.batchSize, this.options.leaseMs, this.inFlight);
     } catch (err) {
       this.log.warn({ err }, 'outbox relay could not read the outbox; will retry');
       return;
     }
-    for (const entry of entries) {
-      const delivery = this.deliver(entry).finally(() => this.inFlight.delete(entry.id));
-      this.inFlight.set(entry.id, delivery);
-    }
+    if (entries.length === 0) return;
     // A full batch means more may be waiting: go again without waiting for the timer.
     if (entries.length === this.options.batchSize) this.again = true;
+    for (const entry of entries) this.inFlight.add(entry.id);
+    const { taken, settled } = this.deliver(entries);
+    const delivery = settled.finally(() => {
+      for (const entry of entries) this.inFlight.delete(entry.id);
+      this.deliveries.delete(delivery);
+    });
+    this.deliveries.add(delivery);
+    await taken;
   }
 
-  private async deliver(entry: OutboxEntry): Promise<void> {
-    try {
-      await this.queue.dispatch(entry.envelope);
-    } catch (err) {
-      const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(entry.attempts, 16));
-      const message = err instanceof Error ? err.message : String(err);
-      this.log.warn(
-        { job: entry.envelope.name, jobId: entry.envelope.jobId, attempts: entry.attempts, retryInMs: delay, error: message },
-        'queue did not accept job; outbox entry kept for retry',
-      );
-      await this.outbox.release(entry.id, message, nowMs() + delay).catch((releaseErr: unknown) => {
-        // The lease expires on its own, so the entry is retried even if this write fails.
-        this.log.warn({ err: releaseErr }, 'could not release outbox entry');
+  /**
+   * Hands the entries' jobs to the queue; once all are safe there (BullMQ: at once; in-process:
+   * when the batch's last job has finished), deletes them in one statement, and releases for a
+   * retry those whose jobs the queue did not take.
+   */
+  private deliver(entries: OutboxEntry[]): { taken: Promise<void>; settled: Promise<void> } {
+    const dispatched = this.queue.dispatchMany(entries.map((e) => e.envelope));
+    const settled = (async () => {
+      let outcomes: Array<Promise<void>>;
+      try {
+        outcomes = await dispatched;
+      } catch (err) {
+        await this.release(entries, err);
+        return;
+      }
+      const results = await Promise.allSettled(outcomes);
+      const failed = entries.filter((_, i) => results[i]?.status === 'rejected');
+      const done = entries.filter((_, i) => results[i]?.status === 'fulfilled').map((e) => e.id);
+      await this.outbox.complete(done).catch((err: unknown) => {
+        // The jobs are queued; a leftover entry only re-dispatches an idempotent job later.
+        this.log.warn({ err, entries: done.length }, 'could not delete delivered outbox entries');
       });
-      return;
+      const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (rejected) await this.release(failed, rejected.reason);
+    })();
+    return { taken: dispatched.then(() => undefined, () => undefined), settled };
+  }
+
+  /** Keeps the entries for a retry, each after its own exponential backoff. */
+  private async release(entries: OutboxEntry[], err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    const byDelay = new Map<number, number[]>();
+    for (const entry of entries) {
+      const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(entry.attempts, 16));
+      const ids = byDelay.get(delay) ?? [];
+      ids.push(entry.id);
+      byDelay.set(delay, ids);
     }
-    await this.outbox.complete(entry.id).catch((err: unknown) => {
-      // The job is queued; a leftover entry only re-dispatches an idempotent job later.
-      this.log.warn({ err, id: entry.id }, 'could not delete delivered outbox entry');
-    });
+    const first = entries[0] as OutboxEntry;
+    this.log.warn(
+      { jobs: entries.length, job: first.envelope.name, jobId: first.envelope.jobId, attempts: first.attempts, retryInMs: Math.min(...byDelay.keys()), error: message },
+      'queue did not accept jobs; outbox entries kept for retry',
+    );
+    for (const [delay, ids] of byDelay) {
+      await this.outbox.release(ids, message, nowMs() + delay).catch((releaseErr: unknown) => {
+        // The lease expires on its own, so the entries are retried even if this write fails.
+        this.log.warn({ err: releaseErr }, 'could not release outbox entries');
+      });
+    }
   }
 }

@@ -3,7 +3,7 @@ import type { HistoryView, Memories, MemoryView } from '../../core/memory/memori
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
-import { ADD_MEMORIES, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
+import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
@@ -51,6 +51,29 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     async handler(ctx) {
       const added = await extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, memoryModel);
       ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
+    },
+  });
+
+  const addMany = route({
+    method: 'post',
+    path: '/v1/batch',
+    operationId: 'addMemoriesBatch',
+    summary:
+      "Add many memories in one transaction (a history import), as mem0's PUT and DELETE /v1/batch/ change and delete many: each item is the body of POST /v3/memories/add with infer false, its messages stored as given (each an ADD), at most 1000 messages in all. If any item is invalid, nothing is stored and the 400 lists every problem by the item's index (/memories/3/messages/0/content). Indexed in the background.",
+    tag: TAG,
+    auth: 'token',
+    body: ADD_MEMORIES_BATCH,
+    responses: {
+      201: {
+        description: "The memories stored, item by item in the order sent, each message's in order",
+        schema: { type: 'object', properties: { results: { type: 'array', items: { ...MEMORY_VIEW, properties: { ...MEMORY_VIEW.properties, event: { const: 'ADD' } } } } } },
+      },
+      ...invalid,
+      413: { description: 'The body is larger than BODY_LIMIT_MB', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      ctx.status = 201;
+      ctx.body = { results: (await memories.addMany(ctx.state.principal.projectId, ctx.state.body.memories)).map((m) => ({ ...show(m), event: 'ADD' })) };
     },
   });
 
@@ -163,5 +186,5 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     },
   });
 
-  return [add, list, get, update, history, remove, removeAll];
+  return [add, addMany, list, get, update, history, remove, removeAll];
 }

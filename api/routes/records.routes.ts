@@ -3,7 +3,7 @@ import type { RecordView, Records } from '../../core/memory/records.js';
 import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
-import { EXTRACT_RECORD, LIST_RECORDS, PATCH_RECORD, RECORD_VIEW, SEARCH_MEMORIES, SEARCH_RESULT, STORE_RECORD } from '../schemas/records.js';
+import { EXTRACT_RECORD, LIST_RECORDS, PATCH_RECORD, RECORD_VIEW, SEARCH_MEMORIES, SEARCH_RESULT, STORE_RECORD, STORE_RECORDS } from '../schemas/records.js';
 
 const TAG = 'Typed memory';
 
@@ -29,6 +29,26 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     async handler(ctx) {
       ctx.status = 201;
       ctx.body = showRecord(await records.store(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body));
+    },
+  });
+
+  const storeMany = route({
+    method: 'post',
+    path: '/v1/records/:schema/batch',
+    operationId: 'storeRecords',
+    summary:
+      "Store many records of a schema in one transaction (a bulk import): each item is the body of POST /v1/records/{schema}, checked as that checks it. If any is invalid, nothing is stored and the 400 lists every problem by the item's index (/records/3/record/email). Their embeddings are derived in the background.",
+    tag: TAG,
+    auth: 'token',
+    body: STORE_RECORDS,
+    responses: {
+      201: { description: 'The records, in the order sent (embedding_status pending)', schema: { type: 'object', properties: { records: { type: 'array', items: RECORD_VIEW } } } },
+      ...errors,
+      413: { description: 'The body is larger than BODY_LIMIT_MB', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      ctx.status = 201;
+      ctx.body = { records: (await records.storeMany(ctx.state.principal.projectId, String(ctx.params.schema), ctx.state.body.records)).map(showRecord) };
     },
   });
 
@@ -138,5 +158,5 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     },
   });
 
-  return [store, list, get, patch, remove, extract, search];
+  return [store, storeMany, list, get, patch, remove, extract, search];
 }

@@ -1,25 +1,42 @@
 import { Type } from '@sinclair/typebox';
-import { ENTITY_IDS } from '../../core/memory/rows.js';
+import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject } from './common.js';
 import { ENTITY_PROPS, MESSAGES } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
 const MAX_PAGE = 1_000_000;
 
+/** What every mem0 add gives beside `infer`: the messages, their owner, metadata and event time. */
+const ADD_FIELDS = {
+  messages: MESSAGES,
+  ...ENTITY_PROPS,
+  metadata: Type.Optional(AnyObject()),
+  timestamp: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 253_402_300_799,
+      description:
+        "When what the messages say happened, in unix seconds (mem0's field): the memories' created_at, which search filters and time signals use. Default now.",
+    }),
+  ),
+};
+
 /** `POST /v3/memories/add`. */
-export const ADD_MEMORIES = Type.Object(
+export const ADD_MEMORIES = Type.Object({ ...ADD_FIELDS, infer: Type.Optional(Type.Boolean({ default: true })) }, { additionalProperties: false });
+
+/** `POST /v1/batch`: adds each shaped as `POST /v3/memories/add`'s body, with infer false (the messages stored as given). */
+export const ADD_MEMORIES_BATCH = Type.Object(
   {
-    messages: MESSAGES,
-    ...ENTITY_PROPS,
-    metadata: Type.Optional(AnyObject()),
-    infer: Type.Optional(Type.Boolean({ default: true })),
-    timestamp: Type.Optional(
-      Type.Number({
-        minimum: 0,
-        maximum: 253_402_300_799,
-        description:
-          "When what the messages say happened, in unix seconds (mem0's field): the memories' created_at, which search filters and time signals use. Default now.",
-      }),
+    memories: Type.Array(
+      Type.Object(
+        { ...ADD_FIELDS, infer: Type.Optional(Type.Literal(false, { description: 'A batch stores the messages as given; infer: true is refused.' })) },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: 1,
+        maxItems: MAX_BATCH,
+        description: `Each shaped as the body of POST /v3/memories/add with infer false; at most ${MAX_BATCH} messages in all. Stored in one transaction, or (any of them invalid) none.`,
+      },
     ),
   },
   { additionalProperties: false },

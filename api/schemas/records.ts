@@ -1,5 +1,5 @@
 import { Type, type TOptional, type TString } from '@sinclair/typebox';
-import { ENTITY_IDS } from '../../core/memory/rows.js';
+import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject, PAGING, StringEnum } from './common.js';
 
 /** Entity ids as request fields (records, extraction, mem0 add and delete). */
@@ -17,6 +17,18 @@ export const MESSAGES = Type.Array(
 /** `POST /v1/records/{schema}`. */
 export const STORE_RECORD = Type.Object(
   { record: AnyObject(), ...ENTITY_PROPS, metadata: Type.Optional(AnyObject()) },
+  { additionalProperties: false },
+);
+
+/** `POST /v1/records/{schema}/batch`: records each shaped as `POST /v1/records/{schema}`'s body. */
+export const STORE_RECORDS = Type.Object(
+  {
+    records: Type.Array(STORE_RECORD, {
+      minItems: 1,
+      maxItems: MAX_BATCH,
+      description: `At most ${MAX_BATCH}, each shaped as the body of POST /v1/records/{schema}. Stored in one transaction, or (any of them invalid) none.`,
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -23,6 +23,14 @@ export interface QueueDriver {
    */
   dispatch(job: JobEnvelope): Promise<void>;
   /**
+   * Hands many jobs to the queue at once (BullMQ: one pipelined round trip per queue). Resolves
+   * once the queue has taken them all, to one promise per job, in order, that resolves when that
+   * job can no longer be lost, as `dispatch` does (BullMQ: at once; in-process: when the job has
+   * finished). Rejects when the queue did not take them all; it may have stored some, which their
+   * job ids make harmless to hand over again.
+   */
+  dispatchMany(jobs: readonly JobEnvelope[]): Promise<Array<Promise<void>>>;
+  /**
    * Runs a job once, now, and waits up to `timeoutMs` for its answer (a caller is waiting, so there
    * are no retries). Rejects when no worker answered in time.
    */

@@ -1,8 +1,8 @@
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../../db/repositories/memories.repository.js';
 import { checkMetadataSize } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
-import { badRequest, conflict, notFound } from '../../lib/errors.js';
-import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, newMemoryRow, requireEntity, type EntityIds, type MemoryFields, type MemoryOwner } from './rows.js';
+import { badRequest, checkBatch, conflict, notFound } from '../../lib/errors.js';
+import { checkBatchSize, ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, newMemoryRow, requireEntity, type EntityIds, type MemoryFields, type MemoryOwner } from './rows.js';
 import type { MemorySearch } from './search.js';
 import type { MemoryWrites } from './writes.js';
 
@@ -58,7 +58,7 @@ export class Memories {
    */
   async add(projectId: string, owner: MemoryOwner, texts: string[], options: { skipKnown?: boolean; eventTime?: number; messages?: boolean } = {}): Promise<MemoryView[]> {
     requireEntity(owner);
-    let fresh = [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
+    let fresh = distinct(texts);
     if (options.skipKnown && fresh.length > 0) {
       const pinned = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
       const known = await this.rows.knownTexts(projectId, pinned, fresh);
@@ -67,6 +67,23 @@ export class Memories {
     const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
     if (rows.length === 0) return [];
     await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    return rows.map(memoryView);
+  }
+
+  /**
+   * Stores many mem0 adds with infer: false in one transaction (a history import): each item's
+   * messages as given, as `add` stores them, at most `MAX_BATCH` messages in all. Validated whole:
+   * when any item is bad, a 400 lists every bad one by its index (`/memories/3`) and nothing
+   * is stored. Returns the memories stored, item by item, in order.
+   */
+  async addMany(projectId: string, items: AddMemoriesInput[]): Promise<MemoryView[]> {
+    checkBatchSize(items.reduce((n, item) => n + item.messages.length, 0), 'messages');
+    const rows = checkBatch(items, '/memories', 'memories', (item) => {
+      requireEntity(item);
+      const eventTime = item.timestamp === undefined ? undefined : Math.round(item.timestamp * 1000);
+      return distinct(item.messages.map((m) => m.content)).map((memory) => ({ ...newMemoryRow(projectId, item, memory, undefined, eventTime), is_message: 1 }));
+    }).flat();
+    if (rows.length > 0) await this.writes.transaction((tx) => this.writes.insert(tx, rows));
     return rows.map(memoryView);
   }
 
@@ -169,6 +186,11 @@ export class Memories {
       return [...new Map(rows.map((r) => [r.id, { ...memoryView(r), revision: r.revision }])).values()];
     });
   }
+}
+
+/** Texts trimmed, empty ones dropped, and each kept once (ignoring case; the last spelling wins). */
+function distinct(texts: string[]): string[] {
+  return [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
 }
 
 /** The entity ids a filter pins with `eq` (directly or in a top-level AND): what SQL can narrow by. */

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import jsonMergePatch from 'json-merge-patch';
 import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../../db/repositories/memories.repository.js';
-import { conflict, notFound } from '../../lib/errors.js';
+import { checkBatch, conflict, notFound } from '../../lib/errors.js';
 import { renderEmbedText, validateRecord, type Schemas, type SchemaVersion } from '../schemas.js';
-import { newMemoryRow, type EntityIds } from './rows.js';
+import { checkBatchSize, newMemoryRow, type EntityIds } from './rows.js';
 import type { MemoryWrites } from './writes.js';
 
 /** A typed record as the API shows it. */
@@ -42,10 +42,22 @@ export class Records {
   /** Validates against the schema's latest version and stores the record, pinned to that version. */
   async store(projectId: string, schemaName: string, input: StoreRecordInput): Promise<RecordView> {
     const version = await this.schemas.get(projectId, schemaName);
-    validateRecord(version, input.record);
-    const row = newMemoryRow(projectId, input, renderEmbedText(version, input.record), { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) });
+    const row = recordRow(projectId, version, input);
     await this.writes.transaction((tx) => this.writes.insert(tx, [row]));
     return recordView(row);
+  }
+
+  /**
+   * Stores up to `MAX_BATCH` records of a schema in one transaction (a bulk import), each checked
+   * as `store` checks it. Validated whole: when any is invalid, a 400 lists the problems of every
+   * invalid one by its index (`/records/3/record/email`) and nothing is stored. In input order.
+   */
+  async storeMany(projectId: string, schemaName: string, inputs: StoreRecordInput[]): Promise<RecordView[]> {
+    checkBatchSize(inputs.length, 'records');
+    const version = await this.schemas.get(projectId, schemaName);
+    const rows = checkBatch(inputs, '/records', `${schemaName} records`, (input, at) => recordRow(projectId, version, input, at));
+    await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    return rows.map(recordView);
   }
 
   async get(projectId: string, schemaName: string, id: string): Promise<RecordView> {
@@ -113,6 +125,13 @@ export class Records {
   private pinned(projectId: string, row: MemoryRow): Promise<SchemaVersion> {
     return this.schemas.getVersion(projectId, row.schema_id as string, row.schema_version as number);
   }
+}
+
+/** A new row for a record checked against `version` (its problems located under `at`), pinned to it. */
+function recordRow(projectId: string, version: SchemaVersion, input: StoreRecordInput, at = ''): MemoryRow {
+  validateRecord(version, input.record, `${at}/record`);
+  const typed = { schema_id: version.schema_id, schema_name: version.name, schema_version: version.version, record: JSON.stringify(input.record) };
+  return newMemoryRow(projectId, input, renderEmbedText(version, input.record), typed);
 }
 
 function recordView(row: MemoryRow): RecordView {

@@ -16,6 +16,14 @@ export interface MemoryOwner extends EntityIds {
   metadata?: Record<string, unknown>;
 }
 
+/** The most records or memories one batch request stores (one transaction). */
+export const MAX_BATCH = 1_000;
+
+/** Throws 400 `batch_too_large` when a batch would store more than `MAX_BATCH` `what`. */
+export function checkBatchSize(count: number, what: string): void {
+  if (count > MAX_BATCH) throw badRequest('batch_too_large', `A batch stores at most ${MAX_BATCH} ${what}; this one has ${count}. Send it in several requests.`);
+}
+
 /** Throws 400 `entity_required` unless `owner` names at least one entity id. */
 export function requireEntity(owner: EntityIds): void {
   if (!ENTITY_IDS.some((k) => owner[k] !== undefined)) {

@@ -29,15 +29,19 @@ export class MemoryWrites {
     return this.outbox.write(work, () => this.keywords.settled());
   }
 
-  /** New rows, each with its ADD history entry and its indexing job, metered. */
+  /** New rows, each with its ADD history entry and its indexing job, metered: a few statements however many rows. */
   async insert(tx: OutboxTransaction, rows: MemoryRow[]): Promise<void> {
-    if (rows.length > 0) await this.usage.increment(tx.trx, (rows[0] as MemoryRow).project_id, 'memory.add', utcDay((rows[0] as MemoryRow).created_at), rows.length);
-    for (const row of rows) {
-      await this.rows.insert(tx.trx, row);
-      // history tells when a change was written (the row's created_at is when its event happened)
-      await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at });
-      await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
-    }
+    const first = rows[0];
+    if (first === undefined) return;
+    // metered on the day of the write, not of the event (mem0's timestamp may be years ago)
+    await this.usage.increment(tx.trx, first.project_id, 'memory.add', utcDay(first.updated_at), rows.length);
+    await this.rows.insertMany(tx.trx, rows);
+    // history tells when a change was written (the row's created_at is when its event happened)
+    await this.rows.addHistory(
+      tx.trx,
+      rows.map((row) => ({ id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at })),
+    );
+    for (const row of rows) await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     await this.keywords.write(tx.trx, rows, true);
   }
 

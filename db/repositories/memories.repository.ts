@@ -59,12 +59,9 @@ export interface RetentionScope {
 export class MemoriesRepository {
   constructor(private readonly db: Knex) {}
 
-  async insert(trx: Knex.Transaction, row: MemoryRow): Promise<void> {
-    await trx('memories').insert(row);
-  }
-
+  /** Rows in one statement per 200, in the caller's transaction. */
   async insertMany(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
-    await trx.batchInsert('memories', rows, 200);
+    for (let i = 0; i < rows.length; i += 200) await trx('memories').insert(rows.slice(i, i + 200));
   }
 
   async get(projectId: string, id: string, trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow | undefined> {
@@ -184,8 +181,10 @@ export class MemoriesRepository {
     return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
   }
 
-  async addHistory(trx: Knex.Transaction, row: HistoryRow): Promise<void> {
-    await trx('memory_history').insert(row);
+  /** History entries, in one statement per 500. */
+  async addHistory(trx: Knex.Transaction, rows: HistoryRow | HistoryRow[]): Promise<void> {
+    const all = Array.isArray(rows) ? rows : [rows];
+    for (let i = 0; i < all.length; i += 500) await trx('memory_history').insert(all.slice(i, i + 500));
   }
 
   async history(projectId: string, memoryId: string): Promise<HistoryRow[]> {

@@ -10,6 +10,9 @@ export interface OutboxEntry {
   attempts: number;
 }
 
+/** Rows per INSERT: 9 values each, well within what MySQL and SQLite bind in one statement. */
+const INSERT_CHUNK = 500;
+
 interface OutboxRow {
   id: number;
   project_id: string;
@@ -23,10 +26,10 @@ interface OutboxRow {
 export class OutboxRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Records derived work in the same transaction as the row that needs it. */
-  async add(trx: Knex.Transaction, projectId: string, job: JobEnvelope): Promise<void> {
+  /** Records derived work in the same transaction as the rows that need it, in one statement per 500 jobs. */
+  async add(trx: Knex.Transaction, entries: ReadonlyArray<{ projectId: string; job: JobEnvelope }>): Promise<void> {
     const now = nowMs();
-    await trx('outbox').insert({
+    const rows = entries.map(({ projectId, job }) => ({
       project_id: projectId,
       job_name: job.name,
       job_id: job.jobId,
@@ -36,7 +39,8 @@ export class OutboxRepository {
       locked_until: null,
       last_error: null,
       created_at: now,
-    });
+    }));
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx('outbox').insert(rows.slice(i, i + INSERT_CHUNK));
   }
 
   /**
@@ -74,11 +78,12 @@ export class OutboxRepository {
     }, config);
   }
 
-  /** The queue has the job: the entry is done. A deadlock victim is retried, as InnoDB advises. */
-  async complete(id: number): Promise<void> {
+  /** The queue has these entries' jobs: they are done, deleted in one statement. A deadlock victim is retried, as InnoDB advises. */
+  async complete(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.db('outbox').where({ id }).delete();
+        await this.db('outbox').whereIn('id', ids).delete();
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 5) throw err;
@@ -87,10 +92,11 @@ export class OutboxRepository {
     }
   }
 
-  /** The queue could not take the job: try again at `retryAt`. */
-  async release(id: number, error: string, retryAt: number): Promise<void> {
+  /** The queue could not take these entries' jobs: try them again at `retryAt`. */
+  async release(ids: readonly number[], error: string, retryAt: number): Promise<void> {
+    if (ids.length === 0) return;
     await this.db('outbox')
-      .where({ id })
+      .whereIn('id', ids)
       .update({ locked_until: null, available_at: retryAt, last_error: error.slice(0, 2000) });
   }
 
