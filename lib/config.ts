@@ -58,6 +58,9 @@ interface Settings {
   cohereBaseUrl: string | null;
   openaiBaseUrl: string | null;
   openaiApiKey: string | null;
+  /** Embedding requests a process has in flight to each remote provider at most, and texts per request. */
+  openaiEmbed: RemoteEmbedSettings;
+  cohereEmbed: RemoteEmbedSettings;
   bootstrapApiKey: string | null;
   adminToken: string | null;
   secretsKey: Buffer | null;
@@ -86,6 +89,14 @@ interface Settings {
   reconcileIntervalMs: number;
   /** How long a row may stay pending before reconciliation queues its indexing again (`RECONCILE_GRACE_MS`). */
   reconcileGraceMs: number;
+}
+
+/** How a process calls one remote provider's embeddings (`<PROVIDER>_EMBED_CONCURRENCY`, `<PROVIDER>_EMBED_BATCH`). */
+export interface RemoteEmbedSettings {
+  /** Requests in flight at most; fewer while the provider answers 429 (or 503 with Retry-After). */
+  concurrency: number;
+  /** Texts in one request at most. */
+  batch: number;
 }
 
 /**
@@ -305,6 +316,10 @@ export function loadConfig(env: Env = process.env): Config {
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),
     openaiBaseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
     openaiApiKey: read('OPENAI_API_KEY'),
+    // OpenAI takes 2048 texts a request; many compatible servers take far fewer
+    openaiEmbed: { concurrency: int('OPENAI_EMBED_CONCURRENCY', 4, 1, 64), batch: int('OPENAI_EMBED_BATCH', 256, 1, 2048) },
+    // Cohere's embed API takes 96 texts a request
+    cohereEmbed: { concurrency: int('COHERE_EMBED_CONCURRENCY', 4, 1, 64), batch: int('COHERE_EMBED_BATCH', 96, 1, 96) },
     bootstrapApiKey: secret('BOOTSTRAP_API_KEY', 16),
     adminToken: secret('ADMIN_TOKEN', 16),
     secretsKey,
