@@ -75,6 +75,14 @@ describe('config', () => {
     const problems = (error as ConfigError).problems.join('\n');
     for (const name of ['OPENAI_EMBED_CONCURRENCY', 'OPENAI_EMBED_BATCH', 'COHERE_EMBED_CONCURRENCY', 'COHERE_EMBED_BATCH']) expect(problems, name).to.include(name);
   });
+
+  it('takes MEMORY_EMBED_MODEL as provider/model, with the setting its provider needs', () => {
+    expect(loadConfig({}).memoryEmbedModel).to.equal('local');
+    expect(loadConfig({ MEMORY_EMBED_MODEL: 'openai/text-embedding-3-small', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).memoryEmbedModel).to.equal('openai/text-embedding-3-small');
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'openai/text-embedding-3-small' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL.*OPENAI_BASE_URL/);
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'cohere/embed-v4.0' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL.*COHERE_API_KEY/);
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'bert' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL/);
+  });
 });
 
 describe('config: TOOL_ALLOW_PRIVATE_HOSTS', () => {
