@@ -37,6 +37,8 @@ interface Settings {
   dataDir: string;
   /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
   memoryModel: string;
+  /** The embedding model memories are indexed and searched with (`MEMORY_EMBED_MODEL`, provider/model; default `local`). */
+  memoryEmbedModel: string;
   /**
    * The language model that also scores guardrail checks (`GUARDRAIL_MODEL`, cohere/<model> or
    * openai/<model>); null: the local detectors alone.
@@ -58,6 +60,9 @@ interface Settings {
   cohereBaseUrl: string | null;
   openaiBaseUrl: string | null;
   openaiApiKey: string | null;
+  /** Embedding requests a process has in flight to each remote provider at most, and texts per request. */
+  openaiEmbed: RemoteEmbedSettings;
+  cohereEmbed: RemoteEmbedSettings;
   bootstrapApiKey: string | null;
   adminToken: string | null;
   secretsKey: Buffer | null;
@@ -86,6 +91,14 @@ interface Settings {
   reconcileIntervalMs: number;
   /** How long a row may stay pending before reconciliation queues its indexing again (`RECONCILE_GRACE_MS`). */
   reconcileGraceMs: number;
+}
+
+/** How a process calls one remote provider's embeddings (`<PROVIDER>_EMBED_CONCURRENCY`, `<PROVIDER>_EMBED_BATCH`). */
+export interface RemoteEmbedSettings {
+  /** Requests in flight at most; fewer while the provider answers 429 (or 503 with Retry-After). */
+  concurrency: number;
+  /** Texts in one request at most. */
+  batch: number;
 }
 
 /**
@@ -272,6 +285,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`MEMORY_MODEL must be local, cohere/<model> or openai/<model> (got "${memoryModel}")`);
   }
 
+  const memoryEmbedModel = read('MEMORY_EMBED_MODEL') ?? 'local';
+  if (!/^(?:local(?:\/\S+)?|(?:cohere|openai)\/\S+)$/i.test(memoryEmbedModel)) {
+    problems.push(`MEMORY_EMBED_MODEL must be local, local/<model>, cohere/<model> or openai/<model> (got "${memoryEmbedModel}")`);
+  }
+
   const guardrailModel = read('GUARDRAIL_MODEL');
   if (guardrailModel !== null && !/^(?:cohere|openai)\/\S+$/i.test(guardrailModel)) {
     problems.push(`GUARDRAIL_MODEL must be cohere/<model> or openai/<model> (got "${guardrailModel}"); leave it unset for the local detectors alone`);
@@ -296,6 +314,7 @@ export function loadConfig(env: Env = process.env): Config {
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
     memoryModel,
+    memoryEmbedModel,
     guardrailModel,
     toolTimeoutMs: int('TOOL_TIMEOUT_MS', 10_000, 100, 120_000),
     toolAllowPrivateHosts: privateHosts.allowance,
@@ -305,6 +324,10 @@ export function loadConfig(env: Env = process.env): Config {
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),
     openaiBaseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
     openaiApiKey: read('OPENAI_API_KEY'),
+    // OpenAI takes 2048 texts a request; many compatible servers take far fewer
+    openaiEmbed: { concurrency: int('OPENAI_EMBED_CONCURRENCY', 4, 1, 64), batch: int('OPENAI_EMBED_BATCH', 256, 1, 2048) },
+    // Cohere's embed API takes 96 texts a request
+    cohereEmbed: { concurrency: int('COHERE_EMBED_CONCURRENCY', 4, 1, 64), batch: int('COHERE_EMBED_BATCH', 96, 1, 96) },
     bootstrapApiKey: secret('BOOTSTRAP_API_KEY', 16),
     adminToken: secret('ADMIN_TOKEN', 16),
     secretsKey,
@@ -326,6 +349,9 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileGraceMs: int('RECONCILE_GRACE_MS', 60_000, 0, 24 * 3_600_000),
   };
 
+  // memories would stay pending until an operator set it: say so at start instead
+  if (/^openai\//i.test(memoryEmbedModel) && config.openaiBaseUrl === null) problems.push(`MEMORY_EMBED_MODEL ${memoryEmbedModel} needs OPENAI_BASE_URL`);
+  if (/^cohere\//i.test(memoryEmbedModel) && config.cohereApiKey === null) problems.push(`MEMORY_EMBED_MODEL ${memoryEmbedModel} needs COHERE_API_KEY`);
   if (config.oidc.audience === null && (config.oidc.issuer !== null || config.oidc.jwksUrl !== null)) {
     problems.push('OIDC_AUDIENCE must be set with OIDC_ISSUER or OIDC_JWKS_URL: ID tokens are accepted only when issued for this client');
   }

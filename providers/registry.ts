@@ -102,7 +102,7 @@ export class Providers {
     tuning: ProvidersOptions = {},
   ) {
     this.local = new LocalProvider(config, logger);
-    this.providers = { local: this.local, cohere: new CohereProvider(config, tuning), openai: new OpenAIProvider(config, tuning) };
+    this.providers = { local: this.local, cohere: new CohereProvider(config, tuning, logger), openai: new OpenAIProvider(config, tuning, logger) };
     this.embedders = new Models(this, 'embed');
     this.extractors = new Models(this, 'extract');
     this.languageModels = new Models(this, 'chat');

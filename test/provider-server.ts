@@ -27,6 +27,8 @@ export interface Received {
 export interface Answer {
   status: number;
   body: unknown;
+  /** Extra response headers, e.g. `retry-after`. */
+  headers?: Record<string, string>;
 }
 
 export interface FakeProvider {
@@ -44,8 +46,8 @@ export async function fakeProvider(answer: (request: Received, count: number) =>
     req.on('end', () => {
       const request: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
       received.push(request);
-      const { status, body } = answer(request, received.length);
-      res.writeHead(status, { 'content-type': 'application/json' });
+      const { status, body, headers } = answer(request, received.length);
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     });
   });

@@ -13,6 +13,7 @@ export class CohereApi {
       ...(options.baseUrl !== null ? { baseUrl: options.baseUrl } : {}),
       maxRetries: options.maxRetries,
       timeoutInSeconds: options.timeoutMs / 1000,
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     });
     this.timeoutMs = options.timeoutMs;
   }

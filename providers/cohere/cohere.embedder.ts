@@ -14,8 +14,8 @@ export const COHERE_DIMENSIONS: Readonly<Record<string, number>> = {
 const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as const;
 
 /**
- * Cohere's v2 embed API (`POST /v2/embed`, float vectors, at most 96 texts a call). Long texts
- * are truncated by Cohere (`truncate: 'END'`).
+ * Cohere's v2 embed API (`POST /v2/embed`, float vectors, at most `maxBatch` texts a call:
+ * COHERE_EMBED_BATCH, default and most 96). Long texts are truncated by Cohere (`truncate: 'END'`).
  *
  * Failures: unreachable, timed out, 408, 429 or 5xx, and a rejected COHERE_API_KEY (401/403,
  * an operator's fix, not the caller's) throw 503 `service_unavailable`; any other 4xx means
@@ -23,12 +23,12 @@ const INPUT_TYPES = { document: 'search_document', query: 'search_query' } as co
  */
 export class CohereEmbedder implements Embedder {
   readonly model: string;
-  readonly maxBatch = 96;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
     private readonly api: CohereApi,
+    readonly maxBatch = 96,
   ) {
     this.model = `cohere/${name}`;
   }
@@ -40,7 +40,7 @@ export class CohereEmbedder implements Embedder {
     return this.learned.get();
   }
 
-  /** One vector per text, in order; more than 96 texts become several calls. */
+  /** One vector per text, in order; more than `maxBatch` texts become several calls. */
   async embed(texts: string[], inputType: InputType): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += this.maxBatch) {

@@ -1,6 +1,7 @@
+import type { Logger } from '../../lib/logger.js';
 import { BatchingEmbedder } from '../batching.embedder.js';
 import type { Provider, ProviderConfig, ProviderModels, ProvidersOptions, Unusable } from '../provider.js';
-import { clientOptions } from '../remote-calls.js';
+import { CallLimiter, clientOptions } from '../remote-calls.js';
 import { CohereApi } from './client.js';
 import { CohereEmbedder } from './cohere.embedder.js';
 import { CohereExtractor } from './cohere.extractor.js';
@@ -14,14 +15,17 @@ const RERANK_TIMEOUT_MS = 30_000;
 export class CohereProvider implements Provider {
   readonly models: ProviderModels;
   private client: CohereApi | null = null;
+  private embedClient: CohereApi | null = null;
 
   constructor(
     private readonly config: ProviderConfig,
     private readonly tuning: ProvidersOptions,
+    private readonly log?: Logger,
   ) {
+    const { concurrency, batch } = config.cohereEmbed;
     this.models = {
       // concurrent callers (e.g. indexing jobs) share provider calls
-      embed: (model) => new BatchingEmbedder(new CohereEmbedder(model, this.api()), 4),
+      embed: (model) => new BatchingEmbedder(new CohereEmbedder(model, this.embedApi(), batch), concurrency),
       extract: (model) => new CohereExtractor(model, this.api()),
       chat: (model) => new CohereLanguageModel(model, this.api()),
       // a client of its own: a person's search waits on it, so it gives up sooner
@@ -37,5 +41,17 @@ export class CohereProvider implements Provider {
   private api(): CohereApi {
     this.client ??= new CohereApi(clientOptions(this.config.cohereApiKey, this.config.cohereBaseUrl, this.tuning));
     return this.client;
+  }
+
+  /**
+   * A client of its own for every embedding model, kept within COHERE_EMBED_CONCURRENCY requests
+   * at once and slowed down by Cohere's rate limits (`CallLimiter`); chat is not held up by it.
+   */
+  private embedApi(): CohereApi {
+    this.embedClient ??= new CohereApi({
+      ...clientOptions(this.config.cohereApiKey, this.config.cohereBaseUrl, this.tuning),
+      fetch: new CallLimiter('Cohere embeddings', this.config.cohereEmbed.concurrency, this.log).fetch(),
+    });
+    return this.embedClient;
   }
 }

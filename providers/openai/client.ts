@@ -11,7 +11,13 @@ export class OpenAIApi {
   private readonly timeoutMs: number;
 
   constructor(options: ClientOptions & { baseUrl: string }) {
-    this.client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey ?? 'unused', maxRetries: options.maxRetries, timeout: options.timeoutMs });
+    this.client = new OpenAI({
+      baseURL: options.baseUrl,
+      apiKey: options.apiKey ?? 'unused',
+      maxRetries: options.maxRetries,
+      timeout: options.timeoutMs,
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+    });
     this.timeoutMs = options.timeoutMs;
   }
 

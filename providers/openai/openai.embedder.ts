@@ -12,9 +12,9 @@ export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
 
 /**
  * Any OpenAI-compatible `POST /embeddings` endpoint (OpenAI, vLLM, Ollama, LiteLLM, …), float
- * vectors, at most 256 texts a call: OpenAI itself takes 2048, but many compatible servers take
- * far fewer, and 256 short texts stay well under OpenAI's per-request token budget. The input
- * type is not sent: the API has no such field.
+ * vectors, at most `maxBatch` texts a call (OPENAI_EMBED_BATCH, default 256: OpenAI itself takes
+ * 2048, but many compatible servers take far fewer, and 256 short texts stay well under OpenAI's
+ * per-request token budget). The input type is not sent: the API has no such field.
  *
  * Failures: unreachable, timed out, 408, 429 or 5xx, and a rejected OPENAI_API_KEY (401/403)
  * throw 503 `service_unavailable` (409 too: OpenAI uses it for a transient lock); any other 4xx (text over the model's context length, unknown
@@ -22,12 +22,12 @@ export const OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
  */
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
-  readonly maxBatch = 256;
   private readonly learned = new LearnedDimension(() => this.embed(['dimension probe'], 'query'));
 
   constructor(
     private readonly name: string,
     private readonly api: OpenAIApi,
+    readonly maxBatch = 256,
   ) {
     this.model = `openai/${name}`;
   }
@@ -39,7 +39,7 @@ export class OpenAIEmbedder implements Embedder {
     return this.learned.get();
   }
 
-  /** One vector per text, in order (the server's `index`, not its list order); >256 texts become several calls. */
+  /** One vector per text, in order (the server's `index`, not its list order); more than `maxBatch` texts become several calls. */
   async embed(texts: string[], _inputType: InputType): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += this.maxBatch) {

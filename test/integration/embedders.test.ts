@@ -154,6 +154,20 @@ describe('cohere embedder (against a local server)', () => {
     expect(vectors[0]?.[0]).to.equal(1);
   });
 
+  it("holds every call back until a 429's Retry-After has passed, and sends COHERE_EMBED_BATCH texts a call at most", async () => {
+    server = await fakeProvider((request, count) => (count === 1 ? { status: 429, body: { message: 'too many requests' }, headers: { 'retry-after': '1' } } : cohereAnswer(request)));
+    const cohere = embeddersFor({ COHERE_API_KEY: 'k', COHERE_BASE_URL: server.url, COHERE_EMBED_BATCH: '40' }, { maxRetries: 0 }).get('cohere/embed-v4.0');
+    const refused = await rejection(cohere.embed(['t1'], 'document'));
+    expect([refused.status, refused.headers?.['Retry-After']]).to.deep.equal([503, '1']);
+
+    const started = Date.now();
+    const texts = numbered(100);
+    const vectors = await cohere.embed(texts, 'document');
+    expect(Date.now() - started, 'waited for Retry-After').to.be.at.least(900);
+    expect(vectors.map((v) => v[0])).to.deep.equal(texts.map((_, i) => i));
+    expect(server.received.map((r) => (r.body.texts as string[]).length)).to.deep.equal([1, 40, 40, 20]);
+  });
+
   it('passes on why Cohere refused an input as a 400', async () => {
     server = await fakeProvider(() => ({ status: 400, body: { message: 'invalid request: texts must not be empty strings' } }));
     const cohere = embeddersFor({ COHERE_API_KEY: 'k', COHERE_BASE_URL: server.url }).get('cohere/embed-v4.0');
@@ -207,6 +221,21 @@ describe('openai-compatible embedder (against a local server)', () => {
     server = await fakeProvider((request, count) => (count === 1 ? unavailableAnswer : openaiAnswer(request)));
     const vectors = await embeddersFor({ OPENAI_BASE_URL: server.url }).get('openai/m').embed(['t4'], 'document');
     expect(vectors[0]?.[0]).to.equal(4);
+  });
+
+  it("holds every call back until a 429's Retry-After has passed, and sends OPENAI_EMBED_BATCH texts a call at most", async () => {
+    const rateLimited: Answer = { status: 429, body: { error: { message: 'Rate limit reached', type: 'requests' } }, headers: { 'retry-after': '1' } };
+    server = await fakeProvider((request, count) => (count === 1 ? rateLimited : openaiAnswer(request)));
+    const openai = embeddersFor({ OPENAI_BASE_URL: server.url, OPENAI_EMBED_BATCH: '100' }, { maxRetries: 0 }).get('openai/m');
+    const refused = await rejection(openai.embed(['t1'], 'document'));
+    expect([refused.status, refused.headers?.['Retry-After']]).to.deep.equal([503, '1']);
+
+    const started = Date.now();
+    const texts = numbered(250);
+    const vectors = await openai.embed(texts, 'document');
+    expect(Date.now() - started, 'waited for Retry-After').to.be.at.least(900);
+    expect(vectors.map((v) => v[0])).to.deep.equal(texts.map((_, i) => i));
+    expect(server.received.map((r) => (r.body.input as string[]).length)).to.deep.equal([1, 100, 100, 50]);
   });
 
   it('passes on why the server refused an input as a 400', async () => {

@@ -57,6 +57,32 @@ describe('config', () => {
     expect(loadConfig({}).toolTimeoutMs).to.equal(10_000);
     expect(() => loadConfig({ TOOL_TIMEOUT_MS: '5' })).to.throw(ConfigError, /TOOL_TIMEOUT_MS/);
   });
+
+  it('takes remote embedding concurrency and batch size per provider, within what each provider accepts', () => {
+    const defaults = loadConfig({});
+    expect(defaults.openaiEmbed).to.deep.equal({ concurrency: 4, batch: 256 });
+    expect(defaults.cohereEmbed).to.deep.equal({ concurrency: 4, batch: 96 });
+    const set = loadConfig({ OPENAI_EMBED_CONCURRENCY: '16', OPENAI_EMBED_BATCH: '2048', COHERE_EMBED_CONCURRENCY: '1', COHERE_EMBED_BATCH: '32' });
+    expect(set.openaiEmbed).to.deep.equal({ concurrency: 16, batch: 2048 });
+    expect(set.cohereEmbed).to.deep.equal({ concurrency: 1, batch: 32 });
+    let error: unknown;
+    try {
+      loadConfig({ OPENAI_EMBED_CONCURRENCY: '0', OPENAI_EMBED_BATCH: '4096', COHERE_EMBED_CONCURRENCY: 'many', COHERE_EMBED_BATCH: '97' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['OPENAI_EMBED_CONCURRENCY', 'OPENAI_EMBED_BATCH', 'COHERE_EMBED_CONCURRENCY', 'COHERE_EMBED_BATCH']) expect(problems, name).to.include(name);
+  });
+
+  it('takes MEMORY_EMBED_MODEL as provider/model, with the setting its provider needs', () => {
+    expect(loadConfig({}).memoryEmbedModel).to.equal('local');
+    expect(loadConfig({ MEMORY_EMBED_MODEL: 'openai/text-embedding-3-small', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).memoryEmbedModel).to.equal('openai/text-embedding-3-small');
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'openai/text-embedding-3-small' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL.*OPENAI_BASE_URL/);
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'cohere/embed-v4.0' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL.*COHERE_API_KEY/);
+    expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'bert' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL/);
+  });
 });
 
 describe('config: TOOL_ALLOW_PRIVATE_HOSTS', () => {
