@@ -60,19 +60,23 @@ export class RedisChangeCounts implements ChangeCounts {
   private readonly undelivered = new Set<string>();
   private retry: NodeJS.Timeout | null = null;
 
+  /**
+   * `sharedReads`: one GET per project per turn of the event loop, sent once the callers of this
+   * turn have asked — each caller's read is still sent after it asked, so it sees every bump
+   * acknowledged before. Only for callers that wait for the count before reading what they cache:
+   * the read is sent later than it is asked for.
+   */
   constructor(
     redisUrl: string,
     private readonly keyPrefix: string,
     readonly staleAfterMs: number,
+    private readonly sharedReads = false,
   ) {
     this.redis = new FailFastRedis(redisUrl, COMMAND_TIMEOUT_MS);
   }
 
-  /**
-   * One GET per project per turn of the event loop, sent once the callers of this turn have
-   * asked: each caller's read is sent after it asked, so it sees every bump acknowledged before.
-   */
   current(projectId: string): Promise<number | null> {
+    if (!this.sharedReads) return this.read(projectId);
     let read = this.unsent.get(projectId);
     if (read === undefined) {
       read = new Promise((resolve) => {

@@ -52,7 +52,8 @@ function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapt
     keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
     milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
     memoryChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:memory-changes`, MEMORY_STALE_AFTER_MS),
-    configChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:config-changes`, CONFIG_STALE_AFTER_MS),
+    // the configuration cache reads the count before it loads, so its reads may share one GET
+    configChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:config-changes`, CONFIG_STALE_AFTER_MS, true),
     toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
   };
 }

@@ -136,6 +136,21 @@ describe(`configuration reads see every acknowledged write (${PROFILE})`, functi
   });
 
   if (isProduction) {
+    it('with Redis unreachable: reads go to the database and see every write', async function () {
+      this.timeout(90_000);
+      const cut = await startRuntime({ role: 'api', start: false, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+      try {
+        const c = client(cut, (await newProject(cut)).key);
+        const name = unique('agent');
+        await expectStatus(c.post('/v1/agents', { name, instructions: 'one' }), 201);
+        expect((await expectStatus(c.get(`/v1/agents/${name}`), 200)).instructions).to.equal('one');
+        await expectStatus(c.patch(`/v1/agents/${name}`, { instructions: 'two' }), 200);
+        expect((await expectStatus(c.get(`/v1/agents/${name}`), 200)).instructions).to.equal('two');
+      } finally {
+        await cut.close();
+      }
+    });
+
     describe('through a second API process of the deployment', () => {
       let second: TestRuntime;
       before(async () => {
