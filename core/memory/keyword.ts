@@ -189,7 +189,9 @@ export class MemoryKeywords {
 
   /** A scope's statistics read afresh, with the project's count of changes read before them. */
   private async open(projectId: string, pins: EntityPins): Promise<ScopeCache> {
-    const [version, scope] = await Promise.all([this.changes.current(projectId), this.terms.scope(projectId, pins)]);
+    // the count first: a write that lands between the two reads makes the count stale, never the scope
+    const version = await this.changes.current(projectId);
+    const scope = await this.terms.scope(projectId, pins);
     return { projectId, postings: new Postings(scope.documents, scope.meanLength), version, expires: Date.now() + this.changes.staleAfterMs };
   }
 
