@@ -113,10 +113,11 @@ describe(`remote embedders under rate limits (${PROFILE})`, function () {
   });
 
   it('retries through the queue the jobs whose call the refusals outlasted, until every memory is indexed', async () => {
-    // One request at a time, refused for 3.5 s with Retry-After: 1: the first call's three
-    // attempts (its own and the SDK's two retries, each a second apart) are all refused, so its
-    // jobs fail for now, wait in the queue with the reason, and are indexed when it is over.
-    server = await startEmbeddingServer({ delayMs: 50, dimension: 1536, rateLimit: { forMs: 3_500, retryAfterSeconds: 1 } });
+    // One request at a time, refused for 8 s with Retry-After: 1: the first call's three attempts
+    // (its own and the SDK's two retries, each a second apart) are all refused, however slowly a
+    // busy machine makes them, so its jobs fail for now, wait in the queue with the reason, and are
+    // indexed when it is over.
+    server = await startEmbeddingServer({ delayMs: 50, dimension: 1536, rateLimit: { forMs: 8_000, retryAfterSeconds: 1 } });
     const { memories, sawRateLimitError } = await indexMemories(server, { concurrency: 1, batch: 8 }, 20);
     expect(sawRateLimitError, 'a memory waited with the rate limit as its reason').to.equal(true);
     expect(memories.filter((m) => m.embedding_status !== 'indexed').map((m) => [m.embedding_status, m.embedding_error])).to.deep.equal([]);
