@@ -8,6 +8,9 @@ import { memoryCollection } from './rows.js';
 /** Most memory vectors written in one store call. */
 const UPSERT_BATCH = 256;
 
+/** Most rows read, or marked indexed, in one statement. */
+const ROW_BATCH = 256;
+
 /** How much of the message before it a message's vector holds (its own text counts 1). */
 const CONTEXT_WEIGHT = 0.5;
 
@@ -24,6 +27,10 @@ export class MemoryIndexer {
    * call per batch instead of one per memory (the store's per-call cost dominates a single point).
    */
   private readonly upserts: Coalescer<{ spec: CollectionSpec; projectId: string }, VectorPoint, undefined>;
+  /** Row reads of concurrent jobs, one query per batch and project. */
+  private readonly reads: Coalescer<string, string, MemoryRow | undefined>;
+  /** `indexed` marks of concurrent jobs, one statement per batch and project. */
+  private readonly marks: Coalescer<string, { id: string; revision: number }, boolean>;
 
   constructor(
     private readonly rows: MemoriesRepository,
@@ -41,6 +48,14 @@ export class MemoryIndexer {
       // that memory ends `failed` and the others in the batch are indexed
       { maxBatch: UPSERT_BATCH, parallel: 2, isolate: endsJob },
     );
+    this.reads = new Coalescer(
+      async (projectId, ids) => {
+        const found = new Map((await this.rows.getMany(projectId, [...new Set(ids)])).map((row) => [row.id, row]));
+        return ids.map((id) => found.get(id));
+      },
+      { maxBatch: ROW_BATCH, parallel: 2 },
+    );
+    this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2 });
   }
 
   /**
@@ -52,7 +67,7 @@ export class MemoryIndexer {
    * `failed` with the reason.
    */
   async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
-    const row = await this.rows.get(projectId, memoryId);
+    const [row] = await this.reads.submit(projectId, projectId, [memoryId]);
     if (!row) {
       await this.store.deleteByIds(await this.collection(), projectId, [memoryId]);
       return;
@@ -76,7 +91,8 @@ export class MemoryIndexer {
           metadata: JSON.parse(row.metadata) as Record<string, unknown>,
         },
       ]);
-      if ((await this.rows.markEmbedding(projectId, memoryId, revision, 'indexed')) === 1) return;
+      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision }]);
+      if (marked === true) return;
       // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
       // removal may have run before this write), and a newer revision whose job wrote first must
       // not be overwritten by this older text.
@@ -91,6 +107,22 @@ export class MemoryIndexer {
       });
       throw err;
     }
+  }
+
+  /**
+   * Marks a batch's revisions `indexed` (see `markIndexed`); a memory twice in one batch (two
+   * revisions' jobs at once) is marked on its own, so each statement names distinct rows.
+   */
+  private async markIndexed(projectId: string, items: Array<{ id: string; revision: number }>): Promise<boolean[]> {
+    const seen = new Set<string>();
+    const first = items.filter((item) => !seen.has(item.id) && seen.add(item.id));
+    const marked = new Map<{ id: string; revision: number }, boolean>();
+    for (const [i, ok] of (await this.rows.markIndexedMany(projectId, first)).entries()) marked.set(first[i] as { id: string; revision: number }, ok);
+    const results: boolean[] = [];
+    for (const item of items) {
+      results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed')) === 1);
+    }
+    return results;
   }
 
   /**

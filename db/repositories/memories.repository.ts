@@ -181,6 +181,31 @@ export class MemoriesRepository {
     return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
   }
 
+  /**
+   * Marks many revisions `indexed` in one statement, each only while its row is still at that
+   * revision; answers, per item, whether its row was marked. Ids must be distinct. The rows are
+   * found by id (the primary key; see `getMany`), each item's revision matched with a CASE on it.
+   */
+  async markIndexedMany(projectId: string, items: Array<{ id: string; revision: number }>): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const cases = items.map(() => 'WHEN ? THEN ?').join(' ');
+    const changed: number = await this.db('memories')
+      .whereIn(
+        'id',
+        items.map((item) => item.id),
+      )
+      .where('project_id', projectId)
+      .whereRaw(`revision = CASE id ${cases} END`, items.flatMap((item) => [item.id, item.revision]))
+      .update({ embedding_status: 'indexed', embedding_error: null });
+    if (changed === items.length) return items.map(() => true);
+    // some rows changed or went meanwhile: which ones is read back (rare)
+    const now = new Map((await this.getMany(projectId, items.map((item) => item.id))).map((row) => [row.id, row]));
+    return items.map((item) => {
+      const row = now.get(item.id);
+      return row !== undefined && row.revision === item.revision && row.embedding_status === 'indexed';
+    });
+  }
+
   /** History entries, in one statement per 500. */
   async addHistory(trx: Knex.Transaction, rows: HistoryRow | HistoryRow[]): Promise<void> {
     const all = Array.isArray(rows) ? rows : [rows];

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Reconciliation } from '../../core/reconcile.js';
+import { MemoriesRepository } from '../../db/repositories/memories.repository.js';
 import { ReconcileRepository } from '../../db/repositories/reconcile.repository.js';
 import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { createLogger } from '../../lib/logger.js';
@@ -81,6 +82,42 @@ describe(`indexing recovery (${PROFILE})`, function () {
       );
       expect((await api.get(stuck.id)).embedding_error).to.equal(null);
       expect([...(await t.runtime.vectors.existing(spec, projectId, [lost.id, stuck.id]))].sort()).to.deep.equal([lost.id, stuck.id].sort());
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('marks a batch of memories indexed in one statement, each only while its row is at the revision its job indexed', async () => {
+    const t = await startRuntime({ env: { RECONCILE_INTERVAL_MS: '3600000' } });
+    try {
+      const { key, projectId } = await newProject(t);
+      const api = mem0(t, key);
+      const user = unique('u');
+      const added = (await api.add(user, ['I park at the north gate', 'My locker is number 42', 'I commute by ferry', 'I take the early shift'])) as Memory[];
+      await waitFor(async () => (await Promise.all(added.map((m) => api.get(m.id)))).every((m) => m.embedding_status === 'indexed'), { timeoutMs: 60_000, message: 'all four indexed' });
+      const [kept, rewritten, deleted, foreign] = added as [Memory, Memory, Memory, Memory];
+      const db = t.runtime.db;
+      await db('memories').whereIn('id', added.map((m) => m.id)).update({ embedding_status: 'pending', embedding_error: 'retry' });
+      const revisionOf = async (id: string): Promise<number> => Number((await db('memories').where({ id }).first('revision')).revision);
+      const revisions = await Promise.all(added.map((m) => revisionOf(m.id)));
+      // what a batch meets: one row written again after its job read it, one deleted, one of another project's job
+      await db('memories').where({ id: rewritten.id }).update({ revision: (revisions[1] as number) + 1 });
+      await db('memories').where({ id: deleted.id }).delete();
+
+      const rows = new MemoriesRepository(db);
+      const other = (await newProject(t)).projectId;
+      const marked = await rows.markIndexedMany(projectId, [
+        { id: kept.id, revision: revisions[0] as number },
+        { id: rewritten.id, revision: revisions[1] as number },
+        { id: deleted.id, revision: revisions[2] as number },
+      ]);
+      expect(marked).to.deep.equal([true, false, false]);
+      expect(await rows.markIndexedMany(other, [{ id: foreign.id, revision: revisions[3] as number }])).to.deep.equal([false]);
+      const after = new Map((await db('memories').whereIn('id', added.map((m) => m.id))).map((r: { id: string; embedding_status: string; embedding_error: string | null }) => [r.id, r]));
+      expect(after.get(kept.id)).to.include({ embedding_status: 'indexed', embedding_error: null });
+      expect(after.get(rewritten.id)).to.include({ embedding_status: 'pending', embedding_error: 'retry' });
+      expect(after.get(foreign.id)).to.include({ embedding_status: 'pending' });
+      expect(after.has(deleted.id)).to.equal(false);
     } finally {
       await t.close();
     }
