@@ -30,7 +30,7 @@ export function localModelName(capability: Capability, model: string | null): Na
 
 /**
  * The models that run in this process: sentence embedding on worker threads of their own
- * (`LocalModelPool`, shared by every local embedder; ended by `close`),
+ * (`LocalModelPool` of LOCAL_EMBED_THREADS, shared by every local embedder; ended by `close`),
  * and the deterministic language model `local` for extraction and chat.
  */
 export class LocalProvider implements Provider {
@@ -39,11 +39,11 @@ export class LocalProvider implements Provider {
   private readonly source: LocalModelSource;
 
   constructor(config: ProviderConfig, logger: Logger) {
-    this.pool = new LocalModelPool(1);
+    this.pool = new LocalModelPool(config.localEmbedThreads);
     this.source = { localModelDir: config.localModelDir, cacheDir: path.join(config.dataDir, 'models') };
     this.models = {
-      // one provider call at a time: the model already uses every core
-      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.pool), 1),
+      // a call per model thread: under load each fills its batch while the others run
+      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.pool), this.pool.threads),
       extract: () => new LocalExtractor(),
       chat: () => new LocalLanguageModel(),
     };
