@@ -48,6 +48,7 @@ export class LocalModelPool {
   private readonly intraOpThreads: number;
   private started = 0;
   private closed = false;
+  private ended: Promise<void> | null = null;
 
   constructor(
     /** Model threads at most (`LOCAL_EMBED_THREADS`). */
@@ -74,10 +75,15 @@ export class LocalModelPool {
   /**
    * Ends the threads: batches still queued are rejected; each thread finishes the batch it runs
    * (or the model it loads), releases its onnxruntime sessions and ends by itself. Never
-   * `worker.terminate()`: onnxruntime aborts the whole process when a thread holding a session is
-   * terminated.
+   * `worker.terminate()`: onnxruntime can abort the whole process when a thread is terminated in
+   * the middle of a batch. Later calls return the first call's promise.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.ended ??= this.end();
+    return this.ended;
+  }
+
+  private async end(): Promise<void> {
     this.closed = true;
     for (const batch of this.queue.splice(0)) batch.reject(new Error(CLOSED));
     for (const thread of this.running) thread.worker.postMessage({ kind: 'close' } satisfies ModelThreadRequest);

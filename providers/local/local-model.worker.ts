@@ -7,7 +7,7 @@ import type { FeatureExtractionPipeline } from '@huggingface/transformers';
 // once per thread, and batches run here one at a time, so tokenising and onnxruntime's run never
 // hold the event loop that answers HTTP requests. The thread ends on its own when told to close:
 // it finishes its batch, releases its onnxruntime sessions and lets its event loop run dry.
-// Terminated from outside while it holds a session, onnxruntime aborts the whole process.
+// Terminated from outside in the middle of a batch, onnxruntime can abort the whole process.
 
 /** One batch for a model thread. */
 export interface EmbedTask {
