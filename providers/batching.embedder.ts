@@ -12,7 +12,7 @@ export class BatchingEmbedder implements Embedder {
 
   constructor(
     private readonly inner: Embedder,
-    /** Provider calls at once: 1 for an in-process model (it already uses every core), more for remote ones. */
+    /** Provider calls at once: one per model thread for an in-process model, more for remote ones. */
     parallel: number,
   ) {
     this.calls = new Coalescer((type, texts) => inner.embed(texts, type), {

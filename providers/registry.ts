@@ -143,7 +143,7 @@ export class Providers {
     return instance;
   }
 
-  /** Ends the local model thread (at shutdown); local embedding is refused afterwards. */
+  /** Ends the local model threads (at shutdown); local embedding is refused afterwards. */
   close(): Promise<void> {
     return this.local.close();
   }

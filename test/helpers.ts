@@ -32,9 +32,11 @@ export const tempDir = (prefix = 'cairn-test-'): string => fs.mkdtempSync(path.j
 /**
  * Environment for a Cairn process of this run's profile: its own SQLite directory (embedded) or
  * the test database with its own queue prefix (production); the local embedding model from the
- * folder `npm test` prepared (LOCAL_MODEL_DIR), so nothing is downloaded.
+ * folder `npm test` prepared (LOCAL_MODEL_DIR), so nothing is downloaded, on the run's
+ * LOCAL_EMBED_THREADS if it sets one.
  */
 export function profileEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const threads = process.env.LOCAL_EMBED_THREADS;
   const base: Record<string, string> = isProduction
     ? {
         DATABASE_URL: TEST_DATABASE_URL,
@@ -43,7 +45,7 @@ export function profileEnv(extra: Record<string, string> = {}): Record<string, s
         QUEUE_PREFIX: unique('t').replace('-', ''),
       }
     : { DATA_DIR: tempDir() };
-  return { LOG_LEVEL: 'silent', LOCAL_MODEL_DIR, ...base, ...extra };
+  return { LOG_LEVEL: 'silent', LOCAL_MODEL_DIR, ...(threads ? { LOCAL_EMBED_THREADS: threads } : {}), ...base, ...extra };
 }
 
 export interface TestRuntime {

@@ -1,12 +1,15 @@
+import os from 'node:os';
 import path from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { FeatureExtractionPipeline } from '@huggingface/transformers';
-import { move } from 'piscina';
 
-// The body of the local model's thread (`LocalModelThread`): the model is loaded here, once per
-// thread, and every batch runs here, so tokenising and onnxruntime's run never hold the event
-// loop that answers HTTP requests.
+// The body of one thread of the local model pool (`LocalModelPool`): the model is loaded here,
+// once per thread, and batches run here one at a time, so tokenising and onnxruntime's run never
+// hold the event loop that answers HTTP requests. The thread ends on its own when told to close:
+// it finishes its batch, releases its onnxruntime sessions and lets its event loop run dry.
+// Terminated from outside in the middle of a batch, onnxruntime can abort the whole process.
 
-/** One batch for the model thread. */
+/** One batch for a model thread. */
 export interface EmbedTask {
   /** Local model name (`all-MiniLM-L6-v2`). */
   name: string;
@@ -16,6 +19,30 @@ export interface EmbedTask {
   cacheDir: string;
   texts: string[];
 }
+
+/** What a model thread is started with. */
+export interface ModelThreadOptions {
+  /** onnxruntime's intra-op threads for this thread's sessions. */
+  intraOpThreads: number;
+  /** Linux nice steps the thread (and the onnxruntime threads it starts) gives up. */
+  niceIncrement: number;
+}
+
+/** A message to a model thread: a batch to embed, or the end (after the batch it is running). */
+export type ModelThreadRequest = { kind: 'embed'; task: EmbedTask } | { kind: 'close' };
+
+/** What a model thread made of one batch. */
+export interface Embedded {
+  /** The vectors back to back (`texts.length × dimension` floats). */
+  data: Float32Array;
+  /** How long loading the model took, when this batch was the first of its model on this thread. */
+  loadMs: number | null;
+}
+
+/** A model thread's answer to one batch: its vectors, or why there are none. */
+export type ModelThreadReply = ({ ok: true } & Embedded) | { ok: false; message: string };
+
+const options = workerData as ModelThreadOptions;
 
 // transformers' `env` is global to this thread: set by the first model to load here, kept after
 let configuredFor: string | null | undefined;
@@ -35,7 +62,11 @@ async function load(task: EmbedTask): Promise<FeatureExtractionPipeline> {
     }
   }
   const id = configuredFor !== null ? task.name : task.hubId;
-  return pipeline('feature-extraction', id, { dtype: 'q8' });
+  return pipeline('feature-extraction', id, {
+    dtype: 'q8',
+    // the pool splits the cores between its threads; onnxruntime's default would take them all in each
+    session_options: { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 },
+  });
 }
 
 function model(task: EmbedTask): Promise<FeatureExtractionPipeline> {
@@ -52,15 +83,51 @@ function model(task: EmbedTask): Promise<FeatureExtractionPipeline> {
   return loading;
 }
 
-/**
- * Embeds one batch: mean pooling, unit length. Answers the vectors back to back
- * (`texts.length × dimension` floats), in a buffer moved to the caller's thread, not copied.
- */
-export default async function embed(task: EmbedTask): Promise<Float32Array> {
+/** Embeds one batch: mean pooling, unit length. */
+async function embed(task: EmbedTask): Promise<Embedded> {
+  const loading = pipelines.has(task.name) ? null : performance.now();
   const extractor = await model(task);
+  const loadMs = loading === null ? null : Math.round(performance.now() - loading);
   const output = await extractor(task.texts, { pooling: 'mean', normalize: true });
-  // a copy of exactly this batch's floats, handed over to the caller's thread
+  // a copy of exactly this batch's floats, handed over to the pool's thread
   const data = (output.data as Float32Array).slice();
   output.dispose();
-  return move(data) as Float32Array;
+  return { data, loadMs };
 }
+
+/** Releases every loaded model's onnxruntime sessions, after any load still under way. */
+async function release(): Promise<void> {
+  for (const loading of pipelines.values()) {
+    const extractor = await loading.catch(() => null);
+    await extractor?.dispose();
+  }
+  pipelines.clear();
+}
+
+if (options.niceIncrement !== 0 && process.platform === 'linux') {
+  // a nice value is per thread on Linux; onnxruntime's threads, started from this one, inherit it
+  try {
+    os.setPriority(Math.min(19, os.getPriority() + options.niceIncrement));
+  } catch {
+    // not allowed here: the thread runs at the process's priority
+  }
+}
+
+const port = parentPort;
+if (port === null) throw new Error('local-model.worker.ts runs as a worker thread of LocalModelPool');
+// the batch under way (the pool sends the next one only after its answer)
+let running: Promise<void> = Promise.resolve();
+port.on('message', (request: ModelThreadRequest) => {
+  if (request.kind === 'embed') {
+    running = embed(request.task).then(
+      (embedded) => port.postMessage({ ok: true, ...embedded } satisfies ModelThreadReply, [embedded.data.buffer as ArrayBuffer]),
+      (err: unknown) => port.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) } satisfies ModelThreadReply),
+    );
+    return;
+  }
+  // with the port closed and the sessions released, nothing keeps the thread's event loop alive
+  void running
+    .then(release)
+    .catch(() => undefined)
+    .finally(() => port.close());
+});

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Embedder, InputType } from '../embedder.js';
-import { LocalModelThread } from './local-model.thread.js';
+import { LocalModelPool, type PoolResult } from './local-model.pool.js';
 
 /** The models `local/<name>` can serve: where the hub keeps them and the vector length they give. */
 export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; dimension: number }>> = {
@@ -38,10 +38,11 @@ export function localModelProblem(name: string, source: LocalModelSource): strin
 
 /**
  * A sentence-embedding model run with transformers.js (int8 ONNX, mean pooling, unit-length
- * vectors) on a worker thread of this process (`LocalModelThread`), so embedding never blocks
- * the event loop. Loads on first use; embedders that share a thread share one loaded model per
- * name. Texts longer than the model's 512 tokens are truncated, not rejected. Symmetric models
- * only: the input type does not change the vector.
+ * vectors) on the worker threads of this process (`LocalModelPool`), so embedding never blocks
+ * the event loop. Loads on first use, once per thread; embedders that share a pool share its
+ * loaded models. A call of more than `maxBatch` texts runs its batches on every thread at once.
+ * Texts longer than the model's 512 tokens are truncated, not rejected. Symmetric models only:
+ * the input type does not change the vector.
  */
 export class LocalEmbedder implements Embedder {
   readonly model: string;
@@ -52,8 +53,8 @@ export class LocalEmbedder implements Embedder {
     private readonly name: string,
     private readonly source: LocalModelSource,
     private readonly logger: Logger,
-    /** The thread that runs the model; the embedders of one server share one. */
-    private readonly thread: LocalModelThread = new LocalModelThread(),
+    /** The threads that run the model; the embedders of one server share one pool. */
+    private readonly pool: LocalModelPool = new LocalModelPool(1),
   ) {
     if (LOCAL_MODELS[name] === undefined) {
       throw badRequest('unknown_embed_model', `There is no local model "${name}"; local models are ${Object.keys(LOCAL_MODELS).map((m) => `local/${m}`).join(', ')}.`);
@@ -77,31 +78,38 @@ export class LocalEmbedder implements Embedder {
     const problem = localModelProblem(this.name, this.source);
     if (problem !== null) throw badRequest('embed_model_unavailable', problem);
     const dimension = await this.dimension();
+    const batches: Array<Promise<Float32Array>> = [];
+    for (let start = 0; start < texts.length; start += this.maxBatch) batches.push(this.run(texts.slice(start, start + this.maxBatch)));
+    // every batch is waited for, so none is left to fail unheard
+    const settled = await Promise.allSettled(batches);
     const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += this.maxBatch) {
-      const started = Date.now();
-      let data: Float32Array;
-      try {
-        data = await this.thread.run({
-          name: this.name,
-          hubId: (LOCAL_MODELS[this.name] as { hubId: string }).hubId,
-          localModelDir: this.source.localModelDir,
-          cacheDir: this.source.cacheDir,
-          texts: texts.slice(start, start + this.maxBatch),
-        });
-      } catch (err) {
-        // a thread ended by shutdown is no fault of the model: the caller may retry later
-        if (this.thread.closing) throw unavailable('The embedding thread is shutting down; retry later.', 5);
-        throw this.loaded ? err : this.loadError(err);
-      }
-      if (!this.loaded) {
-        this.loaded = true;
-        this.logger.info({ model: this.model, ms: Date.now() - started }, 'local embedding model loaded');
-      }
+    for (const result of settled) {
+      if (result.status === 'rejected') throw result.reason;
+      const data = result.value;
       // copies, so one kept vector does not pin the whole batch's buffer
       for (let offset = 0; offset < data.length; offset += dimension) vectors.push(data.slice(offset, offset + dimension));
     }
     return vectors;
+  }
+
+  private async run(texts: string[]): Promise<Float32Array> {
+    let result: PoolResult;
+    try {
+      result = await this.pool.run({
+        name: this.name,
+        hubId: (LOCAL_MODELS[this.name] as { hubId: string }).hubId,
+        localModelDir: this.source.localModelDir,
+        cacheDir: this.source.cacheDir,
+        texts,
+      });
+    } catch (err) {
+      // a thread ended by shutdown is no fault of the model: the caller may retry later
+      if (this.pool.closing) throw unavailable('The embedding thread is shutting down; retry later.', 5);
+      throw this.loaded ? err : this.loadError(err);
+    }
+    this.loaded = true;
+    if (result.loadMs !== null) this.logger.info({ model: this.model, thread: result.thread, ms: result.loadMs }, 'local embedding model loaded');
+    return result.data;
   }
 
   private loadError(err: unknown): Error {

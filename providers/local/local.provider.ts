@@ -5,7 +5,7 @@ import type { Capability, Naming, Provider, ProviderConfig, ProviderModels, Unus
 import { LocalExtractor } from './local.extractor.js';
 import { LocalLanguageModel } from './local.model.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
-import { LocalModelThread } from './local-model.thread.js';
+import { LocalModelPool } from './local-model.pool.js';
 
 /** The local embedding model plain `local` means. */
 export const LOCAL_EMBED_MODEL = 'all-MiniLM-L6-v2';
@@ -29,20 +29,21 @@ export function localModelName(capability: Capability, model: string | null): Na
 }
 
 /**
- * The models that run in this process: sentence embedding on a worker thread of its own
- * (`LocalModelThread`, shared by every local embedder; ended by `close`), and the deterministic
- * language model `local` for extraction and chat.
+ * The models that run in this process: sentence embedding on worker threads of their own
+ * (`LocalModelPool` of LOCAL_EMBED_THREADS, shared by every local embedder; ended by `close`),
+ * and the deterministic language model `local` for extraction and chat.
  */
 export class LocalProvider implements Provider {
   readonly models: ProviderModels;
-  private readonly thread = new LocalModelThread();
+  private readonly pool: LocalModelPool;
   private readonly source: LocalModelSource;
 
   constructor(config: ProviderConfig, logger: Logger) {
+    this.pool = new LocalModelPool(config.localEmbedThreads);
     this.source = { localModelDir: config.localModelDir, cacheDir: path.join(config.dataDir, 'models') };
     this.models = {
-      // one provider call at a time: the model already uses every core
-      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.thread), 1),
+      // a call per model thread: under load each fills its batch while the others run
+      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.pool), this.pool.threads),
       extract: () => new LocalExtractor(),
       chat: () => new LocalLanguageModel(),
     };
@@ -55,8 +56,8 @@ export class LocalProvider implements Provider {
     return problem === null ? null : { problem };
   }
 
-  /** Ends the model thread (at shutdown); local embedding is refused afterwards. */
+  /** Ends the model threads (at shutdown); local embedding is refused afterwards. */
   close(): Promise<void> {
-    return this.thread.close();
+    return this.pool.close();
   }
 }

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import { pino } from 'pino';
 import type { ProvidersOptions } from '../../providers/provider.js';
 import { Providers, type Embedders } from '../../providers/registry.js';
 import type { Embedder } from '../../providers/embedder.js';
-import { LocalEmbedder } from '../../providers/local/local.embedder.js';
+import { LOCAL_MODELS, LocalEmbedder } from '../../providers/local/local.embedder.js';
+import { LocalModelPool, type EmbedTask } from '../../providers/local/local-model.pool.js';
 import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
@@ -107,6 +109,64 @@ describe('local embedder (all-MiniLM-L6-v2 from LOCAL_MODEL_DIR)', function () {
     const failed = await rejection(direct.embed(['hello'], 'document'));
     expect(failed.code).to.equal('embed_model_unavailable');
     expect(failed.detail).to.include('scripts/model-files.sh');
+  });
+});
+
+describe('local model threads (LOCAL_EMBED_THREADS)', function () {
+  this.timeout(120_000);
+  const MODEL = 'all-MiniLM-L6-v2';
+  const texts = Array.from({ length: 128 }, (_, i) => `entry ${i}: ${'the ledger lists boxes of tea and tins of biscuits '.repeat(1 + (i % 5))}on shelf ${i % 9}`);
+  const task = (batch: string[]): EmbedTask => ({ name: MODEL, hubId: (LOCAL_MODELS[MODEL] as { hubId: string }).hubId, localModelDir: LOCAL_MODEL_DIR, cacheDir: tempDir(), texts: batch });
+  const batches = (count: number, from = 0): string[][] => Array.from({ length: count }, (_, i) => texts.slice((from + i) * 32, (from + i + 1) * 32));
+  const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((err: Error) => err);
+
+  it('gives the same vectors on two threads, embedding several callers at once, as on one; the model loads on both', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const one = new Providers(loadConfig({ DATA_DIR: tempDir(), LOCAL_MODEL_DIR, LOCAL_EMBED_THREADS: '1' }), log);
+    const two = new Providers(loadConfig({ DATA_DIR: tempDir(), LOCAL_MODEL_DIR, LOCAL_EMBED_THREADS: '2' }), logger);
+    try {
+      const alone = await one.embedders.get('local').embed(texts, 'document');
+      // four callers of a batch each, and one caller of all the texts: both threads get work
+      const local = two.embedders.get('local');
+      const [parts, whole] = await Promise.all([Promise.all(batches(4).map((batch) => local.embed(batch, 'document'))), local.embed(texts, 'document')]);
+      for (const together of [parts.flat(), whole]) {
+        expect(together).to.have.length(texts.length);
+        for (const [i, vector] of together.entries()) {
+          const diff = Math.max(...vector.map((x, j) => Math.abs(x - ((alone[i] as Float32Array)[j] as number))));
+          expect(diff, texts[i]).to.be.below(1e-5);
+        }
+      }
+      const loaded = lines.map((line) => JSON.parse(line) as { msg: string; thread?: number }).filter((entry) => entry.msg === 'local embedding model loaded');
+      expect(loaded.map((entry) => entry.thread).sort()).to.deep.equal([1, 2]);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('on close while both threads load the model, finishes their batches, refuses the queued ones and ends the threads', async () => {
+    const pool = new LocalModelPool(2);
+    const runs = batches(4).map((batch) => settle(pool.run(task(batch))));
+    await pool.close();
+    const results = await Promise.all(runs);
+    for (const result of results.slice(0, 2)) {
+      expect(result).not.to.be.instanceOf(Error);
+      expect((result as { data: Float32Array }).data).to.have.length(32 * 384);
+    }
+    expect(results.slice(0, 2).map((r) => (r as { thread: number }).thread).sort()).to.deep.equal([1, 2]);
+    for (const result of results.slice(2)) expect((result as Error).message).to.equal('The local model thread was closed.');
+    expect((await settle(pool.run(task(['late'])))) as Error).to.have.property('message', 'The local model thread was closed.');
+  });
+
+  it('on close while both threads run a batch, lets them finish it, releases the models and ends the threads', async () => {
+    const pool = new LocalModelPool(2);
+    // both threads loaded and warm
+    expect((await Promise.all(batches(2).map((batch) => pool.run(task(batch))))).map((r) => r.loadMs === null)).to.deep.equal([false, false]);
+    const runs = batches(4).map((batch) => settle(pool.run(task(batch))));
+    await pool.close();
+    const results = await Promise.all(runs);
+    for (const result of results.slice(0, 2)) expect((result as { loadMs: number | null }).loadMs).to.equal(null);
+    for (const result of results.slice(2)) expect((result as Error).message).to.equal('The local model thread was closed.');
   });
 });
 

@@ -128,10 +128,18 @@ describe(`knowledge under load (${PROFILE})`, function () {
       proc = null;
     });
 
-    it('exits cleanly (code 0) on SIGTERM, and the next start finishes the document', async () => {
+    /**
+     * Starts a server, uploads `documents` documents of `chars` characters each, sends SIGTERM once
+     * `busy` says the model is at work on them, expects exit code 0, then starts the server again
+     * and expects every document to end ready.
+     */
+    async function stopWhileEmbedding(
+      { documents, chars, env: extra }: { documents: number; chars: number; env: Record<string, string> },
+      busy: (proc: CairnProcess) => Promise<unknown>,
+    ): Promise<void> {
       const port = await freePort();
       // embedded: the same DATA_DIR on both starts; production: the same database and queue prefix
-      const env = profileEnv({ LOG_LEVEL: 'info', PORT: String(port) });
+      const env = profileEnv({ LOG_LEVEL: 'info', PORT: String(port), ...extra });
       const keys = await spawnCairn('keys.ts', env, ['create', '--project', unique('stop')]);
       expect(await keys.exited, keys.output()).to.equal(0);
       const key = keys.output().split('\n').find((line) => line.startsWith('cairn_')) as string;
@@ -154,26 +162,43 @@ describe(`knowledge under load (${PROFILE})`, function () {
         };
         const kb = unique('stop');
         await call('POST', '/v1/knowledge', { name: kb });
-        const doc = await call('POST', `/v1/knowledge/${kb}/documents`, { filename: 'ledger.txt', content: prose(60_000) });
-        const status = async (): Promise<Doc> => (await call('GET', `/v1/knowledge/${kb}/documents/${String(doc.id)}`)) as unknown as Doc;
-        await waitFor(async () => (await status()).status === 'processing', { timeoutMs: 60_000, intervalMs: 20, message: 'the document is being processed' });
-        // the model is in the middle of a batch now (its first, loading the model, or a later one)
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const ids: string[] = [];
+        for (let i = 0; i < documents; i += 1) ids.push(String((await call('POST', `/v1/knowledge/${kb}/documents`, { filename: `ledger-${i}.txt`, content: prose(chars, i) })).id));
+        const statuses = async (): Promise<Doc[]> => Promise.all(ids.map(async (id) => (await call('GET', `/v1/knowledge/${kb}/documents/${id}`)) as unknown as Doc));
+        await waitFor(async () => (await statuses()).some((d) => d.status === 'processing'), { timeoutMs: 60_000, intervalMs: 20, message: 'a document is being processed' });
+        await busy(proc);
         const stopping = proc;
         const code = await stopping.kill('SIGTERM');
         expect(code, stopping.output().slice(-2_000)).to.equal(0);
         proc = await start();
         const done = await waitFor(
           async () => {
-            const d = await status();
-            return d.status === 'ready' || d.status === 'failed' ? d : null;
+            const docs = await statuses();
+            return docs.every((d) => d.status === 'ready' || d.status === 'failed') ? docs : null;
           },
-          { timeoutMs: 180_000, intervalMs: 250, message: 'the document was finished after the restart' },
+          { timeoutMs: 180_000, intervalMs: 250, message: 'the documents were finished after the restart' },
         );
-        expect(done.status, done.error ?? '').to.equal('ready');
+        for (const d of done) expect(d.status, d.error ?? '').to.equal('ready');
       } finally {
         await api?.kill('SIGKILL');
       }
+    }
+
+    it('exits cleanly (code 0) on SIGTERM, and the next start finishes the document', async () => {
+      // the model is in the middle of a batch then (its first, loading the model, or a later one)
+      await stopWhileEmbedding({ documents: 1, chars: 60_000, env: {} }, () => new Promise((resolve) => setTimeout(resolve, 1_500)));
+    });
+
+    it('exits cleanly (code 0) on SIGTERM while two model threads each run a batch with more queued, and the next start finishes the documents', async () => {
+      // two documents of about 150 chunks each: more batches than threads, for many seconds
+      await stopWhileEmbedding({ documents: 2, chars: 150_000, env: { LOCAL_EMBED_THREADS: '2' } }, (server) =>
+        // once both threads have loaded the model and answered a batch, each has taken the next one
+        waitFor(async () => (server.output().match(/local embedding model loaded/g) ?? []).length >= 2, {
+          timeoutMs: 60_000,
+          intervalMs: 20,
+          message: 'the model loaded on both threads',
+        }),
+      );
     });
   });
 

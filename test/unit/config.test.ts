@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../lib/config.js';
+import { ConfigError, defaultLocalEmbedThreads, loadConfig } from '../../lib/config.js';
 
 describe('config', () => {
   it('defaults to the embedded profile on port 8080 with data in ./data', () => {
@@ -74,6 +75,17 @@ describe('config', () => {
     expect(error).to.be.instanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
     for (const name of ['OPENAI_EMBED_CONCURRENCY', 'OPENAI_EMBED_BATCH', 'COHERE_EMBED_CONCURRENCY', 'COHERE_EMBED_BATCH']) expect(problems, name).to.include(name);
+  });
+
+  it('runs the local model on one thread per 4 cores by default, and on up to one per core when LOCAL_EMBED_THREADS says so', () => {
+    expect([1, 2, 3, 4, 7, 8, 16, 64].map((cores) => defaultLocalEmbedThreads(cores))).to.deep.equal([1, 1, 1, 1, 1, 2, 4, 16]);
+    expect(loadConfig({}).localEmbedThreads).to.equal(defaultLocalEmbedThreads(os.availableParallelism()));
+    expect(loadConfig({ LOCAL_EMBED_THREADS: '1' }).localEmbedThreads).to.equal(1);
+    const cores = os.availableParallelism();
+    expect(loadConfig({ LOCAL_EMBED_THREADS: String(cores) }).localEmbedThreads).to.equal(cores);
+    for (const bad of ['0', String(cores + 1), 'two']) {
+      expect(() => loadConfig({ LOCAL_EMBED_THREADS: bad }), bad).to.throw(ConfigError, new RegExp(`LOCAL_EMBED_THREADS must be an integer from 1 to ${cores}`));
+    }
   });
 
   it('takes MEMORY_EMBED_MODEL as provider/model, with the setting its provider needs', () => {
