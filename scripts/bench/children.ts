@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,8 @@ export interface Child {
   proc: ChildProcess;
   port: number;
   key: string | null;
+  /** Its stdout, line by line. */
+  lines: readline.Interface;
 }
 
 const children = new Set<ChildProcess>();
@@ -77,7 +80,8 @@ export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api'
   const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry, target, '0'], {
     cwd: repoRoot,
     env,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // stdin carries `control` commands
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
@@ -93,11 +97,11 @@ export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api'
         if (message) {
           ready = true;
           clearTimeout(timer);
-          resolve({ name, proc, port: message.port, key: message.key ?? null });
+          resolve({ name, proc, port: message.port, key: message.key ?? null, lines });
           return;
         }
       }
-      if (forwardLogs) process.stderr.write(`[${name}] ${line}\n`);
+      if (forwardLogs && !line.startsWith(CONTROL_ANSWER)) process.stderr.write(`[${name}] ${line}\n`);
     });
     proc.once('exit', (code, signal) => {
       if (!ready) {
@@ -146,6 +150,54 @@ export function startWorker(name: string, env: NodeJS.ProcessEnv, ready: () => P
     });
     proc.once('exit', (code, signal) => {
       settle(new Error(`${name} exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
+    });
+  });
+}
+
+const CONTROL_ANSWER = '{"control"';
+const CONTROL_TIMEOUT_MS = 60_000;
+
+/**
+ * Sends a Cairn child one command of `servers.ts` (`hold`, `release`: its outbox relay) and
+ * resolves once the child answers that it was carried out.
+ */
+export function control(child: Child, command: 'hold' | 'release'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (err: Error | null): void => {
+      clearTimeout(timer);
+      child.lines.off('line', onLine);
+      child.proc.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onLine = (line: string): void => {
+      if (line.startsWith(CONTROL_ANSWER) && (JSON.parse(line) as { control?: unknown }).control === command) done(null);
+    };
+    const onExit = (): void => done(new Error(`${child.name} exited before it carried out "${command}"`));
+    const timer = setTimeout(() => done(new Error(`${child.name} did not carry out "${command}" within ${CONTROL_TIMEOUT_MS / 1000} s`)), CONTROL_TIMEOUT_MS);
+    child.lines.on('line', onLine);
+    child.proc.once('exit', onExit);
+    child.proc.stdin?.write(`${command}\n`);
+  });
+}
+
+/**
+ * Runs a bench script (`tsx`) in a child process to its end and resolves with its stdout; its
+ * stderr goes to the bench's. Rejects when it exits otherwise than with code 0.
+ */
+export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(proc);
+  let out = '';
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('exit', (code, signal) => {
+      children.delete(proc);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${path.basename(script)} exited with code ${code ?? 'none'}, signal ${signal ?? 'none'}`));
     });
   });
 }
@@ -219,4 +271,57 @@ export class Api {
     }
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   }
+}
+
+/** Clock ticks a second of `/proc` CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** The fields of a `/proc/.../stat` line after the command name (field 3, the state, is index 0). */
+function statFields(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  return text.slice(text.lastIndexOf(') ') + 2).split(' ');
+}
+
+/** CPU seconds (user + system) a process has used, from /proc; NaN once it is gone. */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = statFields(`/proc/${pid}/stat`);
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU seconds of a process, and of those of its threads that run at a lower priority than its main
+ * thread: the local model's thread is niced (`LocalModelThread`) and onnxruntime's own threads,
+ * started from it, inherit that, so `model` is what the embedding model used. NaN once it is gone.
+ */
+export function processCpu(pid: number | undefined): { total: number; model: number } {
+  try {
+    const nice = (fields: string[]): number => Number(fields[16]);
+    const main = nice(statFields(`/proc/${pid}/stat`));
+    let model = 0;
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      let fields: string[];
+      try {
+        fields = statFields(`/proc/${pid}/task/${tid}/stat`);
+      } catch {
+        continue; // the thread ended meanwhile
+      }
+      if (nice(fields) > main) model += Number(fields[11]) + Number(fields[12]);
+    }
+    return { total: cpuSeconds(pid), model: model / TICKS_PER_SECOND };
+  } catch {
+    return { total: NaN, model: NaN };
+  }
+}
+
+/** Busy and total CPU time of the machine, from /proc/stat (clock ticks). */
+export function machineTicks(): { busy: number; total: number } {
+  const [cpu] = fs.readFileSync('/proc/stat', 'utf8').split('\n');
+  const ticks = (cpu ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.reduce((s, x) => s + x, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: total - idle, total };
 }

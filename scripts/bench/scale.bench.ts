@@ -13,7 +13,7 @@ import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { startEmbeddingServer, type EmbeddingCall, type EmbeddingServer } from '../../test/embedding-server.js';
 import { notes } from './corpus.js';
-import { Api, childEnv, migrateProduction, production, startChild, startWorker, stopChild, type Child } from './children.js';
+import { Api, childEnv, cpuSeconds, machineTicks, migrateProduction, production, startChild, startWorker, stopChild, type Child } from './children.js';
 
 // Scale — does adding worker processes add indexing throughput? Production profile (MariaDB,
 // Redis, Milvus Lite), memories embedded by an OpenAI-compatible server that answers each call
@@ -154,25 +154,6 @@ async function addMemories(api: Api, user: string, texts: string[]): Promise<voi
     }
   };
   await Promise.all(Array.from({ length: ADDS_IN_FLIGHT }, lane));
-}
-
-/** CPU seconds (user + system) a process has used, from /proc. */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** Busy and total CPU time of the machine, from /proc/stat (clock ticks). */
-function machineTicks(): { busy: number; total: number } {
-  const [cpu] = fs.readFileSync('/proc/stat', 'utf8').split('\n');
-  const ticks = (cpu ?? '').trim().split(/\s+/).slice(1).map(Number);
-  const total = ticks.reduce((s, x) => s + x, 0);
-  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-  return { busy: total - idle, total };
 }
 
 interface RunResult {

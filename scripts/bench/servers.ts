@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import readline from 'node:readline';
 import Koa from 'koa';
 import { createApp } from '../../api/app.js';
 import { loadConfig } from '../../lib/config.js';
@@ -12,6 +13,9 @@ import { ShutdownPhase } from '../../lib/shutdown.js';
 // `cairn` runs role 'all' (HTTP and job consumers); `cairn-api` serves HTTP only, for benches whose
 // jobs run in separate worker processes.
 // Prints one JSON line on stdout when it accepts requests: {"ready":true,"port":N[,"key":"..."]}.
+// Cairn targets then take commands on stdin, one a line: `hold` stops the outbox relay (writes wait
+// in the outbox; on the embedded profile nothing is indexed meanwhile), `release` starts it again;
+// each is answered by {"control":"<command>","done":true} once carried out.
 
 const HOST = '127.0.0.1';
 const BENCH_PROJECT = 'bench';
@@ -77,6 +81,26 @@ async function benchAgent(runtime: Runtime, projectId: string): Promise<void> {
   await runtime.agents.addRule(projectId, BENCH_AGENT, { rule_type: 'escalation', condition: 'message.contains("lawyer")', action: 'A person will contact you.' });
 }
 
+/** Carries out the commands on stdin (see the top of this file). */
+function takeCommands(runtime: Runtime): void {
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    const command = line.trim();
+    const answer = (): void => {
+      process.stdout.write(`${JSON.stringify({ control: command, done: true })}\n`);
+    };
+    if (command === 'hold') {
+      void runtime.relay.stop().then(answer);
+    } else if (command === 'release') {
+      runtime.relay.start();
+      runtime.relay.kick();
+      answer();
+    } else {
+      process.stderr.write(`bench server: unknown command "${command}" (hold, release)\n`);
+    }
+  });
+}
+
 async function startCairn(role: 'all' | 'api'): Promise<void> {
   const runtime = await Runtime.create(loadConfig(process.env), { role });
   runtime.shutdown.handleSignals();
@@ -91,6 +115,7 @@ async function startCairn(role: 'all' | 'api'): Promise<void> {
   const server = await listen(createApp(runtime));
   runtime.shutdown.add('http', ShutdownPhase.http, () => closeServer(server));
   announce(server, { key: created.key, profile: runtime.config.profile });
+  takeCommands(runtime);
 }
 
 try {
