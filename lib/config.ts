@@ -85,7 +85,7 @@ interface Settings {
   queuePrefix: string;
   /** Jobs a worker process runs at once, per queue. */
   workerConcurrency: number;
-  /** Indexing jobs a worker runs at once (`EMBED_CONCURRENCY`); their embeddings are batched together. */
+  /** Indexing jobs a worker runs at once (`EMBED_CONCURRENCY`, default two local-model batches); their embeddings are batched together. */
   embedConcurrency: number;
   /** How long a worker holds a job lock before BullMQ considers the job stalled. */
   jobLockMs: number;
@@ -361,7 +361,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int('BODY_LIMIT_MB', 10, 1, 1024) * 1024 * 1024,
     queuePrefix,
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
-    embedConcurrency: int('EMBED_CONCURRENCY', 32, 1, 512),
+    embedConcurrency: int('EMBED_CONCURRENCY', 64, 1, 512),
     jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
     retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),
