@@ -1,4 +1,5 @@
 import { route, type RouteSpec } from '../route.js';
+import { MEM0_ORG_ID } from './mem0-feedback.routes.js';
 
 /**
  * `GET /v1/ping`: checks a key and says which project it acts for. Answered from the key cache,
@@ -21,7 +22,7 @@ export function pingRoutes(): RouteSpec[] {
             status: { type: 'string', enum: ['ok'] },
             project_id: { type: 'string' },
             project: { type: 'string' },
-            org_id: { type: ['string', 'null'] },
+            org_id: { type: 'string', description: "Always the same: Cairn has no organisations. mem0's clients need one to call their project paths, which answer 404 not_supported." },
           },
         },
       },
@@ -29,7 +30,7 @@ export function pingRoutes(): RouteSpec[] {
     },
     handler(ctx) {
       const { projectId, projectName } = ctx.state.principal;
-      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: null };
+      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: MEM0_ORG_ID };
     },
   });
   return [ping];

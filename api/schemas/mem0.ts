@@ -76,6 +76,8 @@ export const MEMORY_VIEW = {
     categories: { type: 'array', items: { type: 'string' } },
     embedding_status: { type: 'string', enum: ['pending', 'indexed', 'failed'], description: 'pending until searchable; failed only for input that can never be indexed' },
     embedding_error: { type: ['string', 'null'], description: 'Why the memory is failed, or still pending after an error (retried until it passes)' },
+    feedback: { type: ['string', 'null'], enum: ['POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE', null], description: 'The feedback given with POST /v1/feedback, null when none' },
+    feedback_reason: { type: ['string', 'null'] },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

@@ -1,9 +1,12 @@
-import type { MemoriesRepository, MemoryListFilter, MemoryRow } from '../../db/repositories/memories.repository.js';
+import type { MemoriesRepository, MemoryFeedback, MemoryListFilter, MemoryRow } from '../../db/repositories/memories.repository.js';
 import { checkMetadataSize } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
 import { badRequest, checkBatch, conflict, notFound } from '../../lib/errors.js';
 import { checkBatchSize, ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, newMemoryRow, requireEntity, type EntityIds, type MemoryFields, type MemoryOwner } from './rows.js';
 import type { MemorySearch } from './search.js';
+import { summarize, type MemorySummary } from './summary.js';
+
+export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
 import type { MemoryWrites } from './writes.js';
 
 /** mem0's `POST /v3/memories/add/`: messages in, memories out. */
@@ -25,6 +28,9 @@ export interface MemoryView extends MemoryFields {
   embedding_status: MemoryRow['embedding_status'];
   /** Why it failed, or the last error while it is retried (pending). */
   embedding_error: string | null;
+  /** mem0's feedback on the memory (POST /v1/feedback), null when none. */
+  feedback: MemoryFeedback | null;
+  feedback_reason: string | null;
 }
 
 export interface HistoryView {
@@ -150,6 +156,28 @@ export class Memories {
     return deleted;
   }
 
+  /**
+   * mem0 feedback: sets the feedback on a memory (typed records included), or withdraws it with
+   * null. The memory's content, revision and history stay as they are. 404 for a memory this
+   * project does not have.
+   */
+  async feedback(projectId: string, id: string, feedback: MemoryFeedback | null, reason: string | null): Promise<MemoryView> {
+    const row = await this.row(projectId, id);
+    if ((await this.rows.setFeedback(projectId, id, feedback, reason)) === 0) {
+      throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
+    }
+    return memoryView({ ...row, feedback, feedback_reason: reason });
+  }
+
+  /**
+   * mem0 get_summary: a deterministic summary of the memories matching a filter that names an
+   * entity (see `summarize`); no language model is asked.
+   */
+  async summary(projectId: string, filters: unknown): Promise<MemorySummary> {
+    const { results } = await this.list(projectId, filters, 1, 100_000);
+    return summarize(results);
+  }
+
   async history(projectId: string, id: string): Promise<HistoryView[]> {
     const rows = await this.rows.history(projectId, id);
     if (rows.length === 0) throw notFound(`There is no memory with id "${id}" in this project.`, 'memory_not_found');
@@ -205,5 +233,12 @@ function entityPins(node: FilterNode): MemoryListFilter {
 }
 
 function memoryView(row: MemoryRow): MemoryView {
-  return { ...memoryFields(row), categories: [], embedding_status: row.embedding_status, embedding_error: row.embedding_error };
+  return {
+    ...memoryFields(row),
+    categories: [],
+    embedding_status: row.embedding_status,
+    embedding_error: row.embedding_error,
+    feedback: row.feedback ?? null,
+    feedback_reason: row.feedback_reason ?? null,
+  };
 }

@@ -2,6 +2,10 @@ import type { Knex } from 'knex';
 
 export type EmbeddingStatus = 'pending' | 'indexed' | 'failed';
 
+/** mem0's feedback values. */
+export const MEMORY_FEEDBACK = ['POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE'] as const;
+export type MemoryFeedback = (typeof MEMORY_FEEDBACK)[number];
+
 /** A memory row: a typed record (schema columns set) or a free-form memory. JSON columns are text. */
 export interface MemoryRow {
   id: string;
@@ -23,6 +27,10 @@ export interface MemoryRow {
   term_count?: number | null;
   /** Stored as a message of a conversation (mem0 add, `infer: false`): embedded with the message before it. */
   is_message?: boolean | number;
+  /** mem0's feedback on the memory; null when none was given (or it was withdrawn). */
+  feedback?: MemoryFeedback | null;
+  /** Why the feedback was given, as the caller said. */
+  feedback_reason?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -135,6 +143,14 @@ export class MemoriesRepository {
     return trx('memories')
       .where({ project_id: projectId, id, revision })
       .update({ ...changes, embedding_status: 'pending', embedding_error: null, revision: trx.raw('revision + 1') });
+  }
+
+  /**
+   * Sets (or, with nulls, withdraws) the feedback on a memory. Its content, revision and index
+   * are left alone: feedback is about the memory, not a change to it. Returns the rows changed.
+   */
+  async setFeedback(projectId: string, id: string, feedback: MemoryFeedback | null, reason: string | null): Promise<number> {
+    return this.db('memories').where({ project_id: projectId, id }).update({ feedback, feedback_reason: reason });
   }
 
   async delete(trx: Knex.Transaction, projectId: string, id: string): Promise<number> {
