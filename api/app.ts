@@ -10,6 +10,7 @@ import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
+import { mem0BulkRoutes } from './routes/mem0-bulk.routes.js';
 import { mem0FeedbackRoutes } from './routes/mem0-feedback.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
@@ -55,6 +56,7 @@ export function createApp(runtime: Runtime): Koa {
     ...schemaRoutes({ schemas: runtime.schemas }),
     ...recordRoutes({ records: runtime.records, memorySearch: runtime.memorySearch, extraction: runtime.extraction }),
     ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
+    ...mem0BulkRoutes({ bulk: runtime.bulkMemories }),
     ...mem0FeedbackRoutes({ memories: runtime.memories }),
     ...usageRoutes({ usage: runtime.usage }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),

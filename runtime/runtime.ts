@@ -6,6 +6,7 @@ import { Indexes } from '../core/indexes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
 import { MemoryIndexer } from '../core/memory/indexing.js';
 import { Memories } from '../core/memory/memories.js';
+import { BulkMemories } from '../core/memory/bulk.js';
 import { Records } from '../core/memory/records.js';
 import { MemorySearch } from '../core/memory/search.js';
 import { MemoryWrites } from '../core/memory/writes.js';
@@ -110,6 +111,7 @@ export class Runtime {
   readonly records: Records;
   /** mem0's free-form memories. */
   readonly memories: Memories;
+  readonly bulkMemories: BulkMemories;
   /** Memory search over typed records and free-form memories. */
   readonly memorySearch: MemorySearch;
   /** The `memory.index` job: a memory's vector derived from its row. */
@@ -183,6 +185,7 @@ export class Runtime {
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
     this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders, memoryEmbedModel);
     this.memories = new Memories(memories, writes, this.memorySearch);
+    this.bulkMemories = new BulkMemories(memories, writes, this.memories);
     this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders, memoryEmbedModel);
     this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);

@@ -56,6 +56,17 @@ export interface MemoryListFilter {
   app_id?: string;
 }
 
+/** An entity column of the memories table (mem0's users, agents, runs and apps). */
+export type EntityColumn = 'user_id' | 'agent_id' | 'run_id' | 'app_id';
+
+/** One entity that has memories: its id, how many, and when the first happened and the last was written. */
+export interface EntityCount {
+  name: string;
+  total: number;
+  first_at: number;
+  last_at: number;
+}
+
 /** The records one retention policy covers: one schema of one project. */
 export interface RetentionScope {
   projectId: string;
@@ -235,5 +246,20 @@ export class MemoriesRepository {
         { column: 'created_at', order: 'asc' },
         { column: 'id', order: 'asc' },
       ])) as HistoryRow[];
+  }
+
+  /** Every value of an entity column the project's memories carry, with its memory count, in one grouped query. */
+  async entityCounts(projectId: string, column: EntityColumn): Promise<EntityCount[]> {
+    const rows = (await this.db('memories')
+      .where('project_id', projectId)
+      .whereNotNull(column)
+      .groupBy(column)
+      .select(`${column} as name`, this.db.raw('count(*) as total'), this.db.raw('min(created_at) as first_at'), this.db.raw('max(updated_at) as last_at'))) as Array<{
+      name: string;
+      total: number | string;
+      first_at: number | string;
+      last_at: number | string;
+    }>;
+    return rows.map((r) => ({ name: r.name, total: Number(r.total), first_at: Number(r.first_at), last_at: Number(r.last_at) }));
   }
 }
