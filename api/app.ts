@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
 import { recordRoutes } from './routes/records.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
@@ -54,6 +55,7 @@ export function createApp(runtime: Runtime): Koa {
     ...schemaRoutes({ schemas: runtime.schemas }),
     ...recordRoutes({ records: runtime.records, memorySearch: runtime.memorySearch, extraction: runtime.extraction }),
     ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
+    ...webhookRoutes({ webhooks: runtime.webhooks }),
     ...usageRoutes({ usage: runtime.usage }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),
     ...agentRoutes({ agents: runtime.agents, chat: runtime.chat, log: runtime.log }),

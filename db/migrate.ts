@@ -17,6 +17,7 @@ import * as retryFailedIndexing from './migrations/0015_retry_failed_indexing.js
 import * as memoryTerms from './migrations/0016_memory_terms.js';
 import * as memoryMessages from './migrations/0017_memory_messages.js';
 import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_indexes.js';
+import * as webhooks from './migrations/0020_webhooks.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -38,6 +39,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0016_memory_terms', memoryTerms],
   ['0017_memory_messages', memoryMessages],
   ['0018_keyword_covering_indexes', keywordCoveringIndexes],
+  ['0020_webhooks', webhooks],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */
