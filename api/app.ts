@@ -13,6 +13,7 @@ import { mem0Routes } from './routes/mem0.routes.js';
 import { mem0BulkRoutes } from './routes/mem0-bulk.routes.js';
 import { mem0FeedbackRoutes } from './routes/mem0-feedback.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 import { probeRoutes } from './routes/probes.routes.js';
 import { recordRoutes } from './routes/records.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
@@ -58,6 +59,7 @@ export function createApp(runtime: Runtime): Koa {
     ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
     ...mem0BulkRoutes({ bulk: runtime.bulkMemories }),
     ...mem0FeedbackRoutes({ memories: runtime.memories }),
+    ...webhookRoutes({ webhooks: runtime.webhooks }),
     ...usageRoutes({ usage: runtime.usage }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),
     ...agentRoutes({ agents: runtime.agents, chat: runtime.chat, log: runtime.log }),

@@ -18,6 +18,7 @@ import * as memoryTerms from './migrations/0016_memory_terms.js';
 import * as memoryMessages from './migrations/0017_memory_messages.js';
 import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_indexes.js';
 import * as memoryFeedback from './migrations/0019_memory_feedback.js';
+import * as webhooks from './migrations/0020_webhooks.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -40,6 +41,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0017_memory_messages', memoryMessages],
   ['0018_keyword_covering_indexes', keywordCoveringIndexes],
   ['0019_memory_feedback', memoryFeedback],
+  ['0020_webhooks', webhooks],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -10,6 +10,9 @@ import { BulkMemories } from '../core/memory/bulk.js';
 import { Records } from '../core/memory/records.js';
 import { MemorySearch } from '../core/memory/search.js';
 import { MemoryWrites } from '../core/memory/writes.js';
+import { Webhooks } from '../core/webhooks/webhooks.js';
+import { WebhooksRepository } from '../db/repositories/webhooks.repository.js';
+import { webhookDeliverJob } from '../jobs/webhook-deliver.job.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
@@ -112,6 +115,8 @@ export class Runtime {
   /** mem0's free-form memories. */
   readonly memories: Memories;
   readonly bulkMemories: BulkMemories;
+  /** mem0's webhooks: memory events recorded with each write, delivered signed by the `webhook.deliver` job. */
+  readonly webhooks: Webhooks;
   /** Memory search over typed records and free-form memories. */
   readonly memorySearch: MemorySearch;
   /** The `memory.index` job: a memory's vector derived from its row. */
@@ -166,6 +171,7 @@ export class Runtime {
       knowledge: new KnowledgeRepository(db),
       agents: new AgentsRepository(db),
       registry: new RegistryRepository(db),
+      webhooks: new WebhooksRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
@@ -180,7 +186,8 @@ export class Runtime {
     this.schemas = new Schemas(this.repositories.schemas, configCache);
     const { memories, usage } = this.repositories;
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
-    const writes = new MemoryWrites(memories, outbox, keywords, usage);
+    this.webhooks = new Webhooks(this.repositories.webhooks, { privateHosts: config.toolAllowPrivateHosts, timeoutMs: config.toolTimeoutMs });
+    const writes = new MemoryWrites(memories, outbox, keywords, usage, this.webhooks);
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
     this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders, memoryEmbedModel);
@@ -234,6 +241,7 @@ export class Runtime {
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
     this.shutdown.add('configuration changes', ShutdownPhase.redis, () => configChanges.close());
+    this.shutdown.add('webhook deliveries', ShutdownPhase.workers, () => this.webhooks.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
       await toolLimiter.close();
@@ -279,6 +287,7 @@ export class Runtime {
       'document.process': documentProcessJob(this.knowledge),
       'knowledge.purge': knowledgePurgeJob(this.knowledge),
       'index.reconcile': indexReconcileJob(this.reconciliation),
+      'webhook.deliver': webhookDeliverJob(this.webhooks),
     };
     assertHandlers(handlers);
     return handlers;

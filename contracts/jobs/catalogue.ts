@@ -28,6 +28,8 @@ export interface JobPayloads {
   'memory.infer': InferPayload;
   /** Re-queues stuck indexing work and re-indexes rows whose vectors are missing (all projects). */
   'index.reconcile': Record<string, never>;
+  /** Sends one recorded webhook delivery (a mem0 memory event) to its webhook, signed; retried while the receiver fails. */
+  'webhook.deliver': { projectId: string; deliveryId: string };
 }
 
 /** The input of one fact-inference request: the conversation, and whose memories (with their metadata) it adds to. */
@@ -77,7 +79,7 @@ export type JobName = keyof JobPayloads;
 export type JobOf<N extends JobName> = JobPayloads[N];
 
 /** Queues, one per kind of work, so slow work never starves quick work. */
-export const QUEUE_NAMES = ['maintenance', 'embedding', 'extraction', 'documents'] as const;
+export const QUEUE_NAMES = ['maintenance', 'embedding', 'extraction', 'documents', 'webhooks'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 interface JobDefinition<N extends JobName> {
@@ -188,6 +190,17 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
     schema: { type: 'object', additionalProperties: false, properties: {} },
     // one per minute: workers starting together run one start-up pass
     jobId: () => `index.reconcile-${Math.floor(Date.now() / 60_000)}`,
+  },
+  'webhook.deliver': {
+    // a queue of its own: a slow or failing receiver never holds up indexing or maintenance
+    queue: 'webhooks',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'deliveryId'],
+      properties: { projectId: id, deliveryId: id },
+    },
+    jobId: (p) => `webhook.deliver-${p.deliveryId}`,
   },
 };
 

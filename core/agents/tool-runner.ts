@@ -83,7 +83,7 @@ class AddressRefusedError extends Error {
  * a host cannot answer one lookup with a public address and the next with a private one. A host
  * with any refused address is refused as a whole.
  */
-function guardedLookup(guard: AddressGuard): LookupFunction {
+export function guardedLookup(guard: AddressGuard): LookupFunction {
   return (hostname, options, callback) => {
     const named = guard.nameRefusal(hostname);
     if (named) return callback(new AddressRefusedError(named), '');

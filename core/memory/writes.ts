@@ -4,13 +4,15 @@ import type { OutboxTransaction, TransactionalOutbox } from '../../db/transactio
 import { envelope } from '../../contracts/jobs/catalogue.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { utcDay } from '../usage.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import { MemoryKeywords } from './keyword.js';
 
 /**
  * How typed records and free-form memories are written. The row is the source of truth and
  * commits with its history entry, its keyword index and an outbox entry: the `memory.index` job
  * then derives the vector (see `MemoryIndexer`). A change bumps the row's revision and queues
- * the job again; a delete queues it to remove the vector.
+ * the job again; a delete queues it to remove the vector. Each change also records its mem0
+ * webhook deliveries (memory_add, memory_update, memory_delete) in the same transaction.
  */
 export class MemoryWrites {
   constructor(
@@ -18,6 +20,7 @@ export class MemoryWrites {
     private readonly outbox: TransactionalOutbox,
     private readonly keywords: MemoryKeywords,
     private readonly usage: UsageRepository,
+    private readonly webhooks: Webhooks,
   ) {}
 
   /**
@@ -43,6 +46,7 @@ export class MemoryWrites {
     );
     for (const row of rows) await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     await this.keywords.write(tx.trx, rows, true);
+    await this.webhooks.record(tx, first.project_id, 'memory_add', rows.map((row) => ({ row })));
   }
 
   /**
@@ -57,7 +61,9 @@ export class MemoryWrites {
     if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
-    return (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
+    const written = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
+    await this.webhooks.record(tx, row.project_id, 'memory_update', [{ row: written, previous: row.memory }]);
+    return written;
   }
 
   /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
@@ -66,6 +72,7 @@ export class MemoryWrites {
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    await this.webhooks.record(tx, row.project_id, 'memory_delete', [{ row }]);
     return true;
   }
 
