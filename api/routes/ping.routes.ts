@@ -21,7 +21,8 @@ export function pingRoutes(): RouteSpec[] {
             status: { type: 'string', enum: ['ok'] },
             project_id: { type: 'string' },
             project: { type: 'string' },
-            org_id: { type: ['string', 'null'] },
+            org_id: { type: 'string', description: "Cairn has no organisations: each project is its own, so this is the project's id (mem0's Python client needs both ids set)" },
+            user_email: { type: 'null', description: "A key belongs to a project, not a person; mem0's clients then keep their own anonymous id" },
           },
         },
       },
@@ -29,7 +30,7 @@ export function pingRoutes(): RouteSpec[] {
     },
     handler(ctx) {
       const { projectId, projectName } = ctx.state.principal;
-      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: null };
+      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: projectId, user_email: null };
     },
   });
   return [ping];
