@@ -82,6 +82,15 @@ function localModelDir(): string {
   return dir;
 }
 
+/** MEM0_PYTHON for the tests: the caller's, else the python of the venv scripts/mem0-python.sh fills (idempotent). */
+function mem0Python(): string {
+  if (process.env.MEM0_PYTHON) return process.env.MEM0_PYTHON;
+  const result = spawnSync(path.join(root, 'scripts/mem0-python.sh'), [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const python = result.stdout?.trim().split('\n').at(-1);
+  if (result.status !== 0 || !python) throw new Error("mem0's Python client could not be installed (scripts/mem0-python.sh); set MEM0_PYTHON to a python that has mem0ai.");
+  return python;
+}
+
 /** Drops this run's database, if the production suite created it. */
 async function dropRunDatabase(): Promise<void> {
   if (!(await reachable(env.mysql, 3306))) return;
@@ -129,6 +138,7 @@ try {
     await runMocha('test/.mocharc.unit.json', { LOCAL_MODEL_DIR }, 'unit');
   }
   if (part('integration')) {
+    const MEM0_PYTHON = mem0Python();
     for (const profile of profiles.filter(Boolean)) {
       if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
       if (profile === 'production') await ensureProductionServices();
@@ -140,6 +150,7 @@ try {
           TEST_REDIS_URL: env.redis,
           TEST_MILVUS_ADDRESS: env.milvus,
           LOCAL_MODEL_DIR,
+          MEM0_PYTHON,
         },
         `integration (${profile})`,
       );

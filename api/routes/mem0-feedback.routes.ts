@@ -10,9 +10,6 @@ import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 const TAG = 'Memories (mem0 compatible)';
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
 
-/** The org the ping names: Cairn has none, so mem0's clients reach the paths below and read why they are missing. */
-export const MEM0_ORG_ID = 'cairn';
-
 /** mem0's feedback on a memory and summary of an entity's memories. */
 export function mem0FeedbackRoutes({ memories }: { memories: Memories }): RouteSpec[] {
   const feedback = route({

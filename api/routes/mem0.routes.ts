@@ -1,6 +1,7 @@
 import type { RecordExtraction } from '../../core/extract.js';
 import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
+import { mem0Add } from '../../core/memory/mem0-add.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
@@ -22,7 +23,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     path: '/v3/memories/add',
     operationId: 'addMemories',
     summary:
-      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
+      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. The owner may be given at the top level or, as mem0's v3 clients send it, under filters; timestamp sets the event time; custom_categories, custom_instructions, agent_custom_instructions, expiration_date and structured_data_schema are accepted and not used. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
     tag: TAG,
     auth: 'token',
     body: ADD_MEMORIES,
@@ -49,7 +50,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
       ...invalid,
     },
     async handler(ctx) {
-      const added = await extraction.addMemories(ctx.state.principal.projectId, ctx.state.body, memoryModel);
+      const added = await extraction.addMemories(ctx.state.principal.projectId, mem0Add(ctx.state.body), memoryModel);
       ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
     },
   });

@@ -1,5 +1,4 @@
 import { route, type RouteSpec } from '../route.js';
-import { MEM0_ORG_ID } from './mem0-feedback.routes.js';
 
 /**
  * `GET /v1/ping`: checks a key and says which project it acts for. Answered from the key cache,
@@ -22,7 +21,8 @@ export function pingRoutes(): RouteSpec[] {
             status: { type: 'string', enum: ['ok'] },
             project_id: { type: 'string' },
             project: { type: 'string' },
-            org_id: { type: 'string', description: "Always the same: Cairn has no organisations. mem0's clients need one to call their project paths, which answer 404 not_supported." },
+            org_id: { type: 'string', description: "Cairn has no organisations: each project is its own, so this is the project's id (mem0's Python client needs both ids set)" },
+            user_email: { type: 'null', description: "A key belongs to a project, not a person; mem0's clients then keep their own anonymous id" },
           },
         },
       },
@@ -30,7 +30,7 @@ export function pingRoutes(): RouteSpec[] {
     },
     handler(ctx) {
       const { projectId, projectName } = ctx.state.principal;
-      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: MEM0_ORG_ID };
+      ctx.body = { status: 'ok', project_id: projectId, project: projectName, org_id: projectId, user_email: null };
     },
   });
   return [ping];

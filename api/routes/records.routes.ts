@@ -116,7 +116,7 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     path: '/v3/memories/search',
     operationId: 'searchMemories',
     summary:
-      'Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT.',
+      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. top_k and threshold bound the results, fields keeps only the named fields of each (id always), rerank is accepted for mem0's clients and not used.",
     tag: TAG,
     auth: 'token',
     body: SEARCH_MEMORIES,
@@ -129,7 +129,9 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
       503: { description: 'The vector store or the embedding model is unavailable', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      ctx.body = { results: (await memorySearch.search(ctx.state.principal.projectId, ctx.state.body)).map(showResult) };
+      const { fields, ...input } = ctx.state.body; // rerank is accepted and not used
+      const results = (await memorySearch.search(ctx.state.principal.projectId, input)).map(showResult);
+      ctx.body = { results: fields ? results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'id' || (fields as string[]).includes(k)))) : results };
     },
   });
 

@@ -21,8 +21,39 @@ const ADD_FIELDS = {
   ),
 };
 
+/** The rest of mem0's add options (its clients' `AddMemoryOptions`): `filters` is honoured, the others accepted. */
+const ADD_OPTIONS = {
+  infer: Type.Optional(Type.Boolean({ default: true })),
+  filters: Type.Optional(
+    Type.Object(ENTITY_PROPS, {
+      additionalProperties: false,
+      description: "Whom the memories belong to, as mem0's v3 clients send it ({\"user_id\": \"alice\"}): the same as the top-level ids, which it may repeat but not contradict.",
+    }),
+  ),
+  custom_categories: Type.Optional(
+    Type.Array(AnyObject(), { maxItems: 100, description: 'Accepted, not used: Cairn does not categorise memories (categories is always []).' }),
+  ),
+  custom_instructions: Type.Optional(
+    Type.String({ maxLength: 8192, description: 'Accepted, not used: facts are picked out by MEMORY_MODEL with its own instructions.' }),
+  ),
+  agent_custom_instructions: Type.Optional(
+    Type.String({ maxLength: 8192, description: 'Accepted, not used: facts are picked out by MEMORY_MODEL with its own instructions.' }),
+  ),
+  expiration_date: Type.Optional(
+    Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+      description: "Accepted, not used: memories do not expire one by one; a typed record's schema retention deletes old records.",
+    }),
+  ),
+  structured_data_schema: Type.Optional(
+    AnyObject({ description: 'Accepted, not used: for typed values register a schema (POST /v1/schemas) and store or extract records (/v1/records).' }),
+  ),
+};
+
 /** `POST /v3/memories/add`. */
-export const ADD_MEMORIES = Type.Object({ ...ADD_FIELDS, infer: Type.Optional(Type.Boolean({ default: true })) }, { additionalProperties: false });
+export const ADD_MEMORIES = Type.Object({ ...ADD_FIELDS, ...ADD_OPTIONS }, { additionalProperties: false });
+
+/** mem0's add options Cairn accepts without acting on them (README, mem0 compatibility). */
+export const ACCEPTED_ONLY_ADD_OPTIONS = ['custom_categories', 'custom_instructions', 'agent_custom_instructions', 'expiration_date', 'structured_data_schema'] as const;
 
 /** `POST /v1/batch`: adds each shaped as `POST /v3/memories/add`'s body, with infer false (the messages stored as given). */
 export const ADD_MEMORIES_BATCH = Type.Object(

@@ -52,6 +52,9 @@ export const EXTRACT_RECORD = Type.Object(
   { additionalProperties: false },
 );
 
+/** The fields a memory-search result has, which `fields` may pick from. */
+export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'created_at', 'updated_at', 'score'] as const;
+
 /** `POST /v3/memories/search`. */
 export const SEARCH_MEMORIES = Type.Object(
   {
@@ -73,6 +76,14 @@ export const SEARCH_MEMORIES = Type.Object(
       }),
     ),
     output_format: Type.Optional(StringEnum(['v1.0', 'v1.1'], { description: "Accepted for mem0's clients; the answer is always {results: [...]}." })),
+    rerank: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients, not used: results are ranked by mode (hybrid fuses dense, keyword and time), no reranker runs after." })),
+    fields: Type.Optional(
+      Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'The fields each result keeps (mem0\'s option); id is always kept. Default: all of them.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

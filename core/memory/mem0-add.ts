@@ -1,0 +1,29 @@
+import { badRequest } from '../../lib/errors.js';
+import type { AddMemoriesInput } from './memories.js';
+import { ENTITY_IDS, type EntityIds } from './rows.js';
+
+/** A mem0 add as its clients send it: `AddMemoriesInput`, the entity ids perhaps under `filters`, and options Cairn only accepts. */
+export type Mem0AddBody = AddMemoriesInput & { filters?: EntityIds } & Record<string, unknown>;
+
+/**
+ * The add Cairn performs for a mem0 add body: entity ids from `filters` (mem0's v3 clients put
+ * them there) joined with the top-level ones, which may repeat them but not contradict them;
+ * the options Cairn only accepts are left out.
+ */
+export function mem0Add(body: Mem0AddBody): AddMemoriesInput {
+  const { messages, metadata, timestamp, infer, filters = {} } = body;
+  const input: AddMemoriesInput = { messages };
+  if (metadata !== undefined) input.metadata = metadata;
+  if (timestamp !== undefined) input.timestamp = timestamp;
+  if (infer !== undefined) input.infer = infer;
+  for (const key of ENTITY_IDS) {
+    const top = body[key];
+    const filtered = filters[key];
+    if (top !== undefined && filtered !== undefined && top !== filtered) {
+      throw badRequest('validation_failed', `${key} is "${top}" but filters.${key} is "${filtered}"; name the owner once, or the same in both.`);
+    }
+    const value = top ?? filtered;
+    if (value !== undefined) input[key] = value;
+  }
+  return input;
+}

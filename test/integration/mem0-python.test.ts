@@ -1,0 +1,297 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { expect } from 'chai';
+import { newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+
+// mem0's official Python client (PyPI mem0ai, installed by scripts/mem0-python.sh) against a real
+// Cairn serving HTTP: MemoryClient and AsyncMemoryClient, one test per method.
+
+const PYTHON = process.env.MEM0_PYTHON ?? path.join(repoRoot, '.cache/mem0-python/bin/python');
+const DRIVER = path.join(repoRoot, 'test/mem0_client.py');
+/** How long one client call may take (a search embeds its query; nothing else is slow). */
+const CALL_TIMEOUT_MS = 30_000;
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+interface PyError {
+  type: string;
+  message: string;
+  status: number | null;
+}
+interface Memory {
+  id: string;
+  memory: string;
+  user_id: string | null;
+  metadata: Record<string, Json>;
+  created_at: string;
+  event?: string;
+  score?: number;
+}
+
+/** One Python process holding named clients; each call is a JSON line out and one back. */
+class PythonClients {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly answers: string[] = [];
+  private waiting: ((line: string) => void) | null = null;
+  private stderr = '';
+  private exited: string | null = null;
+
+  constructor() {
+    this.child = spawn(PYTHON, [DRIVER], {
+      // no analytics leave the machine, and the client's config file stays out of $HOME
+      env: { PATH: process.env.PATH ?? '', MEM0_TELEMETRY: 'False', MEM0_DIR: tempDir('mem0-py-'), NO_PROXY: '127.0.0.1,localhost', PYTHONUNBUFFERED: '1' },
+    });
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      if (this.waiting) this.waiting(line);
+      else this.answers.push(line);
+    });
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exited = `exited (${code ?? signal})`;
+      this.waiting?.('');
+    });
+  }
+
+  /** Calls `method` on client `name`: its result, or the error the client raised. */
+  async call<T = Json>(name: string, method: string, args: Json[] = [], kwargs: Record<string, Json> = {}): Promise<{ ok?: T; error?: PyError }> {
+    if (this.exited) throw new Error(`the Python driver ${this.exited}: ${this.stderr}`);
+    this.child.stdin.write(`${JSON.stringify({ client: name, method, args, kwargs })}\n`);
+    const line =
+      this.answers.shift() ??
+      (await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.waiting = null;
+          this.child.kill();
+          reject(new Error(`${method} did not answer within ${CALL_TIMEOUT_MS} ms: ${this.stderr}`));
+        }, CALL_TIMEOUT_MS);
+        this.waiting = (l) => {
+          clearTimeout(timer);
+          this.waiting = null;
+          resolve(l);
+        };
+      }));
+    if (!line) throw new Error(`the Python driver ${this.exited ?? 'answered nothing'}: ${this.stderr}`);
+    return JSON.parse(line) as { ok?: T; error?: PyError };
+  }
+
+  /** Like `call`, for a call that must succeed. */
+  async ok<T = Json>(name: string, method: string, args: Json[] = [], kwargs: Record<string, Json> = {}): Promise<T> {
+    const answer = await this.call<T>(name, method, args, kwargs);
+    expect(answer.error, `${method}: ${JSON.stringify(answer.error)}`).to.equal(undefined);
+    return answer.ok as T;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill(), 5_000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
+
+describe(`mem0 Python client (${PROFILE})`, function () {
+  this.timeout(60_000);
+  let t: TestRuntime;
+  let server: Server;
+  let host: string;
+  let py: PythonClients;
+  let projectA: { key: string; projectId: string };
+  let projectB: { key: string; projectId: string };
+
+  before(async function () {
+    if (!fs.existsSync(PYTHON)) {
+      throw new Error(`mem0's Python client is not installed at ${PYTHON}: run scripts/mem0-python.sh (it prints the python to set as MEM0_PYTHON).`);
+    }
+    t = await startRuntime();
+    server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    projectA = await newProject(t);
+    projectB = await newProject(t);
+    py = new PythonClients();
+    for (const kind of ['sync', 'async']) {
+      await py.ok(kind, 'init', [], { kind, api_key: projectA.key, host });
+      await py.ok(`${kind}-b`, 'init', [], { kind, api_key: projectB.key, host });
+    }
+  });
+  after(async () => {
+    await py?.close();
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await t?.close();
+  });
+
+  /** Memories stored as given for `user` in project A, through the HTTP API. */
+  async function seed(user: string, texts: string[], extra: Record<string, unknown> = {}): Promise<Memory[]> {
+    const res = await t.http
+      .post('/v3/memories/add/')
+      .set('Authorization', token(projectA.key))
+      .send({ messages: texts.map((content) => ({ role: 'user', content })), user_id: user, infer: false, ...extra });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body.results as Memory[];
+  }
+
+  async function countOf(user: string, key = projectA.key): Promise<number> {
+    const res = await t.http.post('/v3/memories/').set('Authorization', token(key)).send({ filters: { user_id: user } });
+    return res.body.count as number;
+  }
+
+  for (const kind of ['sync', 'async'] as const) {
+    const cls = kind === 'sync' ? 'MemoryClient' : 'AsyncMemoryClient';
+
+    describe(cls, () => {
+      it('constructs: the ping names the project as both org and project, so project operations are set up', async () => {
+        const made = await py.ok<{ class: string; org_id: string; project_id: string; user_email: null; project: Record<string, string> }>(`${kind}-new`, 'init', [], {
+          kind,
+          api_key: projectA.key,
+          host,
+        });
+        expect(made).to.deep.equal({
+          class: cls,
+          org_id: projectA.projectId,
+          project_id: projectA.projectId,
+          user_email: null,
+          project: { org_id: projectA.projectId, project_id: projectA.projectId },
+        });
+        const refused = await py.call(`${kind}-bad`, 'init', [], { kind, api_key: 'cairn_not_a_key', host });
+        expect(refused.error?.type).to.equal('ValueError');
+      });
+
+      it('add: filters name the owner, timestamp sets the event time, metadata is kept, the other options are accepted', async () => {
+        const user = unique('py-add');
+        const timestamp = 1_700_000_000;
+        const added = await py.ok<{ results: Memory[] }>(kind, 'add', [[{ role: 'user', content: 'I keep bees on the roof.' }]], {
+          filters: { user_id: user },
+          infer: false,
+          metadata: { source: 'python' },
+          timestamp,
+          custom_categories: [{ hobbies: 'what the user does for fun' }],
+          custom_instructions: 'Keep hobbies.',
+          agent_custom_instructions: 'Keep preferences.',
+          expiration_date: '2030-01-01',
+          structured_data_schema: { type: 'object' },
+        });
+        expect(added.results.map((m) => [m.event, m.memory, m.user_id])).to.deep.equal([['ADD', 'I keep bees on the roof.', user]]);
+        const stored = added.results[0] as Memory;
+        expect(Date.parse(stored.created_at)).to.equal(timestamp * 1000);
+        expect(stored.metadata).to.deep.equal({ source: 'python' });
+        // a plain string is one user message; infer (the default) keeps the user's statement
+        const inferred = await py.ok<{ results: Memory[] }>(kind, 'add', ['I restore old sailboats.'], { filters: { user_id: user } });
+        expect(inferred.results.map((m) => [m.event, m.memory])).to.deep.equal([['ADD', 'I restore old sailboats']]);
+        expect(await countOf(user)).to.equal(2);
+      });
+
+      it('add: an unknown option is refused with a 400 and nothing is stored', async () => {
+        const user = unique('py-unknown');
+        const refused = await py.call(kind, 'add', ['I like tea.'], { filters: { user_id: user }, infer: false, colour: 'blue' });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        expect(refused.error?.message).to.match(/colour/);
+        const contradicted = await py.call(kind, 'add', ['I like tea.'], { user_id: user, filters: { user_id: `${user}-other` }, infer: false });
+        expect(contradicted.error).to.include({ type: 'ValidationError', status: 400 });
+        expect(await countOf(user)).to.equal(0);
+      });
+
+      it('search: filters, top_k and threshold bound the results; fields and rerank are taken', async () => {
+        const user = unique('py-search');
+        const [tea] = await seed(user, ['I drink green tea every morning.', 'My sister lives in Lisbon.']);
+        const query = 'what does the user drink in the morning?';
+        const both = await waitFor(
+          async () => {
+            const res = await py.ok<{ results: Memory[] }>(kind, 'search', [query], { filters: { user_id: user } });
+            return res.results.length === 2 ? res.results : null;
+          },
+          { timeoutMs: 30_000, message: 'memories searchable' },
+        );
+        expect(both[0]?.id).to.equal(tea?.id);
+        const top = await py.ok<{ results: Memory[] }>(kind, 'search', [query], { filters: { user_id: user }, top_k: 1, rerank: true });
+        expect(top.results.map((m) => m.id)).to.deep.equal([tea?.id]);
+        const strict = await py.ok<{ results: Memory[] }>(kind, 'search', [query], { filters: { user_id: user }, threshold: 0.99 });
+        expect(strict.results).to.deep.equal([]);
+        const slim = await py.ok<{ results: Array<Record<string, Json>> }>(kind, 'search', [query], { filters: { AND: [{ user_id: user }] }, top_k: 1, fields: ['memory', 'score'] });
+        expect(Object.keys(slim.results[0] ?? {}).sort()).to.deep.equal(['id', 'memory', 'score']);
+      });
+
+      it('get_all: the filtered memories, paged', async () => {
+        const user = unique('py-list');
+        await seed(user, ['First note.', 'Second note.', 'Third note.']);
+        const all = await py.ok<{ count: number; results: Memory[] }>(kind, 'get_all', [], { filters: { user_id: user } });
+        expect(all.count).to.equal(3);
+        const page = await py.ok<{ count: number; next: string | null; results: Memory[] }>(kind, 'get_all', [], { filters: { user_id: user }, page: 2, page_size: 2 });
+        expect(page.results).to.have.length(1);
+        expect(page.next).to.equal(null);
+      });
+
+      it('get: one memory; an unknown id is a MemoryNotFoundError (404)', async () => {
+        const user = unique('py-get');
+        const [memory] = await seed(user, ['I work at Acme.'], { metadata: { team: 'red' } });
+        const got = await py.ok<Memory>(kind, 'get', [memory?.id as string]);
+        expect(got).to.include({ id: memory?.id, memory: 'I work at Acme.', user_id: user });
+        expect(got.metadata).to.deep.equal({ team: 'red' });
+        const missing = await py.call(kind, 'get', ['0190f5e2-0000-7000-8000-000000000000']);
+        expect(missing.error).to.include({ type: 'MemoryNotFoundError', status: 404 });
+      });
+
+      it('update: new text', async () => {
+        const [memory] = await seed(unique('py-update'), ['I live in Lisbon.']);
+        const updated = await py.ok<Memory>(kind, 'update', [memory?.id as string], { text: 'I live in Porto.' });
+        expect(updated.memory).to.equal('I live in Porto.');
+        expect((await t.http.get(`/v1/memories/${memory?.id}/`).set('Authorization', token(projectA.key))).body.memory).to.equal('I live in Porto.');
+      });
+
+      it('history: every change, oldest first', async () => {
+        const [memory] = await seed(unique('py-history'), ['I play chess.']);
+        await py.ok(kind, 'update', [memory?.id as string], { text: 'I play go.' });
+        const history = await py.ok<Array<{ event: string; old_memory: string | null; new_memory: string | null; memory_id: string }>>(kind, 'history', [memory?.id as string]);
+        expect(history.map((h) => [h.event, h.old_memory, h.new_memory])).to.deep.equal([
+          ['ADD', null, 'I play chess.'],
+          ['UPDATE', 'I play chess.', 'I play go.'],
+        ]);
+        const missing = await py.call(kind, 'history', ['0190f5e2-0000-7000-8000-000000000000']);
+        expect(missing.error).to.include({ type: 'MemoryNotFoundError', status: 404 });
+      });
+
+      it('delete: the memory is gone', async () => {
+        const user = unique('py-delete');
+        const [memory] = await seed(user, ['I own a cat.', 'I own a dog.']);
+        expect((await py.ok<{ message: string }>(kind, 'delete', [memory?.id as string])).message).to.match(/deleted/);
+        expect((await py.call(kind, 'get', [memory?.id as string])).error).to.include({ type: 'MemoryNotFoundError', status: 404 });
+        expect(await countOf(user)).to.equal(1);
+      });
+
+      it("delete_all: every memory of the user, and only that user's", async () => {
+        const user = unique('py-delete-all');
+        const other = unique('py-keep');
+        await seed(user, ['One.', 'Two.']);
+        await seed(other, ['Three.']);
+        expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { user_id: user })).message).to.match(/^2 memories deleted/);
+        expect(await countOf(user)).to.equal(0);
+        expect(await countOf(other)).to.equal(1);
+      });
+
+      it("a key of another project neither sees nor changes this project's memories", async () => {
+        const user = unique('py-tenant');
+        const [memory] = await seed(user, ['My PIN is in the blue notebook.']);
+        const id = memory?.id as string;
+        const b = `${kind}-b`;
+        expect((await py.call(b, 'get', [id])).error).to.include({ status: 404 });
+        expect((await py.call(b, 'history', [id])).error).to.include({ status: 404 });
+        expect((await py.call(b, 'update', [id], { text: 'changed' })).error).to.include({ status: 404 });
+        expect((await py.call(b, 'delete', [id])).error).to.include({ status: 404 });
+        expect((await py.ok<{ count: number }>(b, 'get_all', [], { filters: { user_id: user } })).count).to.equal(0);
+        expect((await py.ok<{ results: Memory[] }>(b, 'search', ['PIN notebook'], { filters: { user_id: user } })).results).to.deep.equal([]);
+        expect((await py.ok<{ message: string }>(b, 'delete_all', [], { user_id: user })).message).to.match(/^0 memories deleted/);
+        const still = await t.http.get(`/v1/memories/${id}/`).set('Authorization', token(projectA.key));
+        expect(still.body.memory).to.equal('My PIN is in the blue notebook.');
+      });
+    });
+  }
+});
