@@ -85,6 +85,8 @@ export interface WebhookOptions {
 export class Webhooks {
   private readonly guard: AddressGuard;
   private readonly agent: Agent;
+  /** Webhooks read per transaction and project (`hooksOf`), gone with the transaction. */
+  private readonly readIn = new WeakMap<OutboxTransaction, Map<string, Promise<WebhookRow[]>>>();
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -143,13 +145,31 @@ export class Webhooks {
   }
 
   /**
+   * The project's webhooks as this transaction read them first: a transaction writing many
+   * memories one by one (a batch update, a delete of all an entity's memories) reads them once.
+   */
+  private hooksOf(tx: OutboxTransaction, projectId: string): Promise<WebhookRow[]> {
+    let read = this.readIn.get(tx);
+    if (read === undefined) {
+      read = new Map();
+      this.readIn.set(tx, read);
+    }
+    let hooks = read.get(projectId);
+    if (hooks === undefined) {
+      hooks = this.repository.list(projectId, tx.trx);
+      read.set(projectId, hooks);
+    }
+    return hooks;
+  }
+
+  /**
    * Records, in the transaction writing them, a delivery of each memory change to every active
    * webhook of the project subscribed to `event`, with its job. One read of the project's
    * webhooks however many changes.
    */
   async record(tx: OutboxTransaction, projectId: string, event: WebhookEvent, changes: MemoryEvent[]): Promise<void> {
     if (changes.length === 0) return;
-    const hooks = (await this.repository.list(projectId, tx.trx)).filter((h) => Boolean(h.is_active) && parseEvents(h.event_types).includes(event));
+    const hooks = (await this.hooksOf(tx, projectId)).filter((h) => Boolean(h.is_active) && parseEvents(h.event_types).includes(event));
     if (hooks.length === 0) return;
     const now = nowMs();
     const rows: WebhookDeliveryRow[] = [];
