@@ -109,7 +109,8 @@ describe(`mem0 Python client (${PROFILE})`, function () {
     if (!fs.existsSync(PYTHON)) {
       throw new Error(`mem0's Python client is not installed at ${PYTHON}: run scripts/mem0-python.sh (it prints the python to set as MEM0_PYTHON).`);
     }
-    t = await startRuntime();
+    // webhooks made in these tests point at this server (127.0.0.1), which the operator allows here as for agents' tools
+    t = await startRuntime({ env: { TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
     server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -275,6 +276,92 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { user_id: user })).message).to.match(/^2 memories deleted/);
         expect(await countOf(user)).to.equal(0);
         expect(await countOf(other)).to.equal(1);
+      });
+
+      it('users: the entities that have memories, with their counts', async () => {
+        const user = unique('py-users');
+        await seed(user, ['I grow tomatoes.', 'I grow basil.']);
+        const listed = await py.ok<{ count: number; results: Array<{ name: string; type: string; total_memories: number }> }>(kind, 'users');
+        const mine = listed.results.find((e) => e.name === user);
+        expect(mine).to.include({ type: 'user', total_memories: 2 });
+        expect((await py.ok<{ results: Array<{ name: string }> }>(`${kind}-b`, 'users')).results.map((e) => e.name)).to.not.include(user);
+      });
+
+      it("delete_users: one user's memories are gone, another user's stay", async () => {
+        const user = unique('py-del-user');
+        const other = unique('py-keep-user');
+        await seed(user, ['I sing in a choir.', 'I run marathons.']);
+        await seed(other, ['I paint.']);
+        expect(await py.ok(kind, 'delete_users', [], { user_id: user })).to.deep.equal({ message: 'Entity deleted successfully.' });
+        expect(await countOf(user)).to.equal(0);
+        expect(await countOf(other)).to.equal(1);
+        const listed = await py.ok<{ results: Array<{ name: string }> }>(kind, 'users');
+        expect(listed.results.map((e) => e.name)).to.not.include(user);
+      });
+
+      it('batch_update: new text and metadata for several memories at once', async () => {
+        const [a, b] = await seed(unique('py-batch-update'), ['I live in Lisbon.', 'I work at Acme.']);
+        const done = await py.ok<{ message: string }>(kind, 'batch_update', [
+          [
+            { memory_id: a?.id as string, text: 'I live in Porto.' },
+            { memory_id: b?.id as string, metadata: { team: 'blue' } },
+          ],
+        ]);
+        expect(done.message).to.match(/updated 2 memories/);
+        expect((await py.ok<Memory>(kind, 'get', [a?.id as string])).memory).to.equal('I live in Porto.');
+        expect((await py.ok<Memory>(kind, 'get', [b?.id as string])).metadata).to.deep.equal({ team: 'blue' });
+        const unknown = await py.call(kind, 'batch_update', [[{ memory_id: '0190f5e2-0000-7000-8000-000000000000', text: 'x' }]]);
+        expect(unknown.error).to.include({ status: 400 });
+      });
+
+      it('batch_delete: several memories at once, the others stay', async () => {
+        const user = unique('py-batch-delete');
+        const [a, b] = await seed(user, ['One.', 'Two.', 'Three.']);
+        const done = await py.ok<{ message: string }>(kind, 'batch_delete', [[{ memory_id: a?.id as string }, { memory_id: b?.id as string }]]);
+        expect(done.message).to.match(/deleted 2 memories/);
+        expect((await py.call(kind, 'get', [a?.id as string])).error).to.include({ type: 'MemoryNotFoundError', status: 404 });
+        expect(await countOf(user)).to.equal(1);
+      });
+
+      it('feedback: get shows it; None withdraws it', async () => {
+        const [memory] = await seed(unique('py-feedback'), ['I live in Lisbon.']);
+        const id = memory?.id as string;
+        const given = await py.ok<Record<string, Json>>(kind, 'feedback', [id], { feedback: 'negative', feedback_reason: 'I moved to Porto' });
+        expect(given).to.include({ feedback: 'NEGATIVE', feedback_reason: 'I moved to Porto' });
+        expect(await py.ok<Record<string, Json>>(kind, 'get', [id])).to.include({ memory: 'I live in Lisbon.', feedback: 'NEGATIVE', feedback_reason: 'I moved to Porto' });
+        await py.ok(kind, 'feedback', [id]);
+        expect(await py.ok<Record<string, Json>>(kind, 'get', [id])).to.include({ feedback: null, feedback_reason: null });
+        expect((await py.call(`${kind}-b`, 'feedback', [id], { feedback: 'POSITIVE' })).error).to.include({ status: 404 });
+      });
+
+      it("get_summary: the user's memories, newest first", async () => {
+        const user = unique('py-summary');
+        const now = Math.floor(Date.now() / 1000);
+        await seed(user, ['I work at Acme.'], { timestamp: now - 200 });
+        await seed(user, ['I moved to Porto.'], { timestamp: now - 100 });
+        expect(await py.ok(kind, 'get_summary', [], { filters: { user_id: user } })).to.deep.equal({ summary: 'I moved to Porto. I work at Acme.', memory_count: 2 });
+        expect(await py.ok(`${kind}-b`, 'get_summary', [], { filters: { user_id: user } })).to.deep.equal({ summary: '', memory_count: 0 });
+      });
+
+      it('webhooks: create, get_webhooks, update_webhook, delete_webhook', async () => {
+        const projectId = projectA.projectId;
+        const url = `${host}/hooks/${unique(kind)}`;
+        const created = await py.ok<Record<string, Json>>(kind, 'create_webhook', [], { url, name: 'logger', project_id: projectId, event_types: ['memory_add'] });
+        expect(created).to.include({ name: 'logger', url, project: projectId, is_active: true });
+        expect(created.secret).to.match(/^whsec_/);
+        expect(created.event_types).to.deep.equal(['memory_add']);
+        const id = created.webhook_id as Json;
+        const listed = await py.ok<Array<Record<string, Json>>>(kind, 'get_webhooks', [projectId]);
+        expect(listed.find((w) => w.webhook_id === id)).to.include({ name: 'logger', url });
+        const updated = await py.ok<Record<string, Json>>(kind, 'update_webhook', [id], { name: 'renamed', event_types: ['memory_add', 'memory_delete'] });
+        expect(updated.message).to.match(/updated/);
+        const after = (await py.ok<Array<Record<string, Json>>>(kind, 'get_webhooks', [projectId])).find((w) => w.webhook_id === id);
+        expect(after).to.include({ name: 'renamed', url });
+        expect(after?.event_types).to.deep.equal(['memory_add', 'memory_delete']);
+        expect((await py.call(`${kind}-b`, 'get_webhooks', [projectId])).error).to.include({ status: 404 });
+        expect((await py.call(`${kind}-b`, 'delete_webhook', [id])).error).to.include({ status: 404 });
+        expect((await py.ok<{ message: string }>(kind, 'delete_webhook', [id])).message).to.match(/deleted/);
+        expect((await py.ok<Array<Record<string, Json>>>(kind, 'get_webhooks', [projectId])).map((w) => w.webhook_id)).to.not.include(id);
       });
 
       it("a key of another project neither sees nor changes this project's memories", async () => {
