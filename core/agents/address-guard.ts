@@ -1,4 +1,5 @@
-import net from 'node:net';
+import dns from 'node:dns';
+import net, { type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 
@@ -86,6 +87,16 @@ export class AddressGuard {
     return null;
   }
 
+  /**
+   * Why a URL's host may not be connected to, decided before any lookup: a literal address the
+   * rules refuse, or a metadata service's name; null otherwise (names are checked on their DNS
+   * answer when connecting, `guardedLookup`).
+   */
+  hostRefusal(hostname: string): string | null {
+    const host = normalizeHost(hostname);
+    return net.isIP(host) !== 0 ? this.refusal(host, host) : this.nameRefusal(host);
+  }
+
   /** Why `host` may not be connected to at `address` (the resolved or literal address), or null. */
   refusal(hostname: string, address: string): string | null {
     const host = normalizeHost(hostname);
@@ -104,4 +115,51 @@ export class AddressGuard {
     if (this.networks.some(([network, bits]) => network.kind() === ip.kind() && ip.match(network, bits))) return null;
     return `${subject} is ${found}; ${REFUSAL_HINT}`;
   }
+}
+
+/** A resolved address of a class Cairn does not connect to. */
+export class AddressRefusedError extends Error {
+  readonly code = 'ERR_CAIRN_ADDRESS_REFUSED';
+
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'AddressRefusedError';
+  }
+}
+
+/**
+ * The connection's own DNS lookup: the address checked is the address the socket connects to, so
+ * a host cannot answer one lookup with a public address and the next with a private one. A host
+ * with any refused address is refused as a whole.
+ */
+export function guardedLookup(guard: AddressGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    const named = guard.nameRefusal(hostname);
+    if (named) return callback(new AddressRefusedError(named), '');
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      for (const entry of addresses) {
+        const refused = guard.refusal(hostname, entry.address);
+        if (refused) return callback(new AddressRefusedError(refused), '');
+      }
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
+      if (options.all) return callback(null, addresses);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * Why `hostname` may not be connected to at the addresses it resolves to now (null: it may), as
+ * `guardedLookup` decides when connecting; a failed lookup rejects.
+ */
+export function resolvedRefusal(lookup: LookupFunction, hostname: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    lookup(hostname, { all: true }, (err) => {
+      if (err instanceof AddressRefusedError) resolve(err.message);
+      else if (err) reject(err);
+      else resolve(null);
+    });
+  });
 }

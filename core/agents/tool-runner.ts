@@ -1,10 +1,9 @@
-import dns from 'node:dns';
-import net, { type LookupFunction } from 'node:net';
+import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { AddressGuard, normalizeHost } from './address-guard.js';
+import { AddressGuard, AddressRefusedError, guardedLookup, normalizeHost } from './address-guard.js';
 import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
@@ -68,39 +67,6 @@ const METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'POST', 'PUT', 'PATCH', '
 const QUERY_METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'DELETE']);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** A resolved address of a class Cairn does not connect to. */
-class AddressRefusedError extends Error {
-  readonly code = 'ERR_CAIRN_ADDRESS_REFUSED';
-
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'AddressRefusedError';
-  }
-}
-
-/**
- * The connection's own DNS lookup: the address checked is the address the socket connects to, so
- * a host cannot answer one lookup with a public address and the next with a private one. A host
- * with any refused address is refused as a whole.
- */
-export function guardedLookup(guard: AddressGuard): LookupFunction {
-  return (hostname, options, callback) => {
-    const named = guard.nameRefusal(hostname);
-    if (named) return callback(new AddressRefusedError(named), '');
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      for (const entry of addresses) {
-        const refused = guard.refusal(hostname, entry.address);
-        if (refused) return callback(new AddressRefusedError(refused), '');
-      }
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`no address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
-      if (options.all) return callback(null, addresses);
-      return callback(null, first.address, first.family);
-    });
-  };
-}
-
 /** The tool's allowed_hosts: it narrows what the operator's address rule lets through, never widens it. */
 interface HostPolicy {
   exact: Set<string>;
@@ -133,7 +99,7 @@ function checkHop(url: URL, policy: HostPolicy, guard: AddressGuard): { denied: 
   if (!allowed) {
     return { denied: `host ${host} is not in the tool's allowed_hosts (${policy.listed}); add it there to let the tool call it` };
   }
-  const refused = literal ? guard.refusal(host, host) : guard.nameRefusal(host);
+  const refused = guard.hostRefusal(host);
   return refused ? { denied: refused } : null;
 }
 

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import dns from 'node:dns/promises';
-import net from 'node:net';
+import net, { type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { MemoryRow } from '../../db/repositories/memories.repository.js';
 import type { WebhookDeliveryRow, WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks.repository.js';
@@ -10,8 +9,7 @@ import type { JobContext } from '../../contracts/jobs/handlers.js';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { iso, newId, nowMs } from '../../lib/time.js';
-import { AddressGuard, normalizeHost } from '../agents/address-guard.js';
-import { guardedLookup } from '../agents/tool-runner.js';
+import { AddressGuard, guardedLookup, normalizeHost, resolvedRefusal } from '../agents/address-guard.js';
 
 /** mem0's webhook event types that Cairn produces. */
 export const WEBHOOK_EVENTS = ['memory_add', 'memory_update', 'memory_delete'] as const;
@@ -85,6 +83,8 @@ export interface WebhookOptions {
 export class Webhooks {
   private readonly guard: AddressGuard;
   private readonly agent: Agent;
+  /** The delivery connections' lookup: the address rules checked on every DNS answer. */
+  private readonly lookup: LookupFunction;
   /** Webhooks read per transaction and project (`hooksOf`), gone with the transaction. */
   private readonly readIn = new WeakMap<OutboxTransaction, Map<string, Promise<WebhookRow[]>>>();
 
@@ -93,7 +93,8 @@ export class Webhooks {
     private readonly options: WebhookOptions,
   ) {
     this.guard = new AddressGuard(options.privateHosts);
-    this.agent = new Agent({ connect: { timeout: options.timeoutMs, lookup: guardedLookup(this.guard) } });
+    this.lookup = guardedLookup(this.guard);
+    this.agent = new Agent({ connect: { timeout: options.timeoutMs, lookup: this.lookup } });
   }
 
   async create(projectId: string, input: Required<WebhookInput>): Promise<WebhookView> {
@@ -260,8 +261,7 @@ export class Webhooks {
   /** Scheme, a metadata host name, or a literal address the rules refuse (names are checked on their DNS answer when connecting). */
   private literalRefusal(url: URL): string | null {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return `only http: and https: URLs may receive webhooks, not ${url.protocol}`;
-    const host = normalizeHost(url.hostname);
-    return net.isIP(host) !== 0 ? this.guard.refusal(host, host) : this.guard.nameRefusal(host);
+    return this.guard.hostRefusal(url.hostname);
   }
 
   /** A URL a webhook may be saved with: well formed, http(s), and every address it resolves to allowed. */
@@ -277,16 +277,8 @@ export class Webhooks {
     if (refused) throw refuse(refused);
     const host = normalizeHost(url.hostname);
     if (net.isIP(host) === 0) {
-      let addresses: Array<{ address: string }>;
-      try {
-        addresses = await dns.lookup(host, { all: true });
-      } catch {
-        throw refuse(`host ${host} does not resolve`);
-      }
-      for (const { address } of addresses) {
-        const why = this.guard.refusal(host, address);
-        if (why) throw refuse(why);
-      }
+      const why = await resolvedRefusal(this.lookup, host).catch(() => `host ${host} does not resolve`);
+      if (why) throw refuse(why);
     }
     return raw;
   }
