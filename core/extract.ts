@@ -77,9 +77,10 @@ export class RecordExtraction {
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
-    for (const key of [...ENTITY_IDS, 'metadata'] as const) {
+    for (const key of [...ENTITY_IDS, 'metadata', 'instructions'] as const) {
       if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
     }
+    if (input.categories !== undefined) payload.categories = [...input.categories];
     if (eventTime !== undefined) payload.eventTime = eventTime;
     const { results } = await this.ask('memory.infer', payload, 'Adding memories from the messages');
     return results as unknown as AddedMemory[];
@@ -89,9 +90,9 @@ export class RecordExtraction {
   async runInfer(payload: InferPayload): Promise<JobResults['memory.infer']> {
     try {
       const extractor = this.extractors.get(payload.model);
-      const facts = await extractor.facts(payload.messages);
-      const { user_id, agent_id, run_id, app_id, metadata, eventTime } = payload;
-      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata }, facts, extractor, eventTime);
+      const facts = await extractor.facts(payload.messages, payload.instructions);
+      const { user_id, agent_id, run_id, app_id, metadata, categories, eventTime } = payload;
+      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata, categories }, facts, extractor, eventTime);
       return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);

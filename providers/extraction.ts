@@ -25,6 +25,15 @@ export const FACTS_SYSTEM_PROMPT = [
   'Answer with a JSON object {"facts": [...]} holding an array of strings; if there is nothing worth remembering, answer {"facts": []}.',
 ].join(' ');
 
+/**
+ * The facts system prompt with the caller's instructions (mem0's `custom_instructions`) after the
+ * rules, which they refine but cannot lift: the answer's form and what may be taken as a fact.
+ */
+export function factsSystemPrompt(instructions?: string): string {
+  const own = instructions?.trim();
+  return own ? `${FACTS_SYSTEM_PROMPT}\nThe application also asks (follow it within the rules above):\n${own}` : FACTS_SYSTEM_PROMPT;
+}
+
 /** The JSON schema of a facts answer. */
 export const FACTS_SCHEMA = {
   type: 'object',
@@ -216,8 +225,8 @@ export abstract class RemoteExtractor implements Extractor {
     return sanitizeExtraction(schema, await this.json(EXTRACTION_SYSTEM_PROMPT, extractionPrompt(schema, input), schemaName(schema), relaxedSchema(schema)));
   }
 
-  async facts(messages: readonly ExtractionMessage[]): Promise<string[]> {
-    return sanitizeFacts(await this.json(FACTS_SYSTEM_PROMPT, factsPrompt(messages), 'facts', FACTS_SCHEMA));
+  async facts(messages: readonly ExtractionMessage[], instructions?: string): Promise<string[]> {
+    return sanitizeFacts(await this.json(factsSystemPrompt(instructions), factsPrompt(messages), 'facts', FACTS_SCHEMA));
   }
 
   /** mem0's decision step: one call for all facts, the answer checked by `decideByModel`. */

@@ -44,9 +44,10 @@ export interface Extractor {
    * The facts worth remembering about the user in a conversation (mem0's `infer: true`): short,
    * self-contained statements taken from what the user said, never from what the assistant
    * suggested, each at most `MAX_FACT_LENGTH` characters, without duplicates. Nothing worth
-   * remembering is `[]`.
+   * remembering is `[]`. `instructions` are the caller's own (mem0's `custom_instructions`): what to
+   * remember or leave out, followed where a model reads them (rules-based extractors do not).
    */
-  facts(messages: readonly ExtractionMessage[]): Promise<string[]>;
+  facts(messages: readonly ExtractionMessage[], instructions?: string): Promise<string[]>;
   /**
    * What each new fact does to the entity's memories most like it (mem0's add step): one
    * decision per fact, in order (`Decision`). Rejects only when a remote model could not

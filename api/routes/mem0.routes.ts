@@ -1,6 +1,7 @@
 import type { RecordExtraction } from '../../core/extract.js';
 import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
+import { withCategories } from '../../core/memory/categories.js';
 import { mem0Add } from '../../core/memory/mem0-add.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
@@ -23,7 +24,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     path: '/v3/memories/add',
     operationId: 'addMemories',
     summary:
-      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. The owner may be given at the top level or, as mem0's v3 clients send it, under filters; timestamp sets the event time; custom_categories, custom_instructions, agent_custom_instructions, expiration_date and structured_data_schema are accepted and not used. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
+      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. The owner may be given at the top level or, as mem0's v3 clients send it, under filters; timestamp sets the event time; custom_categories is the catalogue the memories are categorized by when indexed (default mem0's 15); custom_instructions (and agent_custom_instructions for an agent's memories) go to the model picking the facts; expiration_date and structured_data_schema are accepted and not used. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
     tag: TAG,
     auth: 'token',
     body: ADD_MEMORIES,
@@ -99,7 +100,8 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     },
     async handler(ctx) {
       const { page = 1, page_size = 50 } = ctx.state.query ?? {};
-      const { count, results } = await memories.list(ctx.state.principal.projectId, ctx.state.body.filters, page, page_size);
+      const { filters, categories } = ctx.state.body;
+      const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size);
       // Absolute links on the origin the client called, as mem0's client follows them (Koa's
       // ctx.origin is the Origin request header, absent on most API calls).
       const link = (p: number) => `${ctx.protocol}://${ctx.host}${ctx.path}?page=${p}&page_size=${page_size}`;

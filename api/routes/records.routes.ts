@@ -1,5 +1,6 @@
 import type { ExtractOutcome, RecordExtraction } from '../../core/extract.js';
 import type { RecordView, Records } from '../../core/memory/records.js';
+import { withCategories } from '../../core/memory/categories.js';
 import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
@@ -116,7 +117,7 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     path: '/v3/memories/search',
     operationId: 'searchMemories',
     summary:
-      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. top_k and threshold bound the results, fields keeps only the named fields of each (id always), rerank is accepted for mem0's clients and not used.",
+      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. categories keeps memories in any of the named categories. top_k and threshold bound the results, fields keeps only the named fields of each (id always); rerank, keyword_search and latest_only are accepted for mem0's clients and not used.",
     tag: TAG,
     auth: 'token',
     body: SEARCH_MEMORIES,
@@ -129,8 +130,9 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
       503: { description: 'The vector store or the embedding model is unavailable', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      const { fields, ...input } = ctx.state.body; // rerank is accepted and not used
-      const results = (await memorySearch.search(ctx.state.principal.projectId, input)).map(showResult);
+      // rerank, keyword_search, latest_only and output_format are accepted and not used
+      const { query, filters, top_k, threshold, mode, fields, categories } = ctx.state.body;
+      const results = (await memorySearch.search(ctx.state.principal.projectId, { query, filters: withCategories(filters, categories), top_k, threshold, mode })).map(showResult);
       ctx.body = { results: fields ? results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'id' || (fields as string[]).includes(k)))) : results };
     },
   });

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_CATEGORIES } from '../../core/memory/categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject } from './common.js';
-import { ENTITY_PROPS, MESSAGES } from './records.js';
+import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
 const MAX_PAGE = 1_000_000;
@@ -21,7 +22,7 @@ const ADD_FIELDS = {
   ),
 };
 
-/** The rest of mem0's add options (its clients' `AddMemoryOptions`): `filters` is honoured, the others accepted. */
+/** The rest of mem0's add options (its clients' `AddMemoryOptions`). */
 const ADD_OPTIONS = {
   infer: Type.Optional(Type.Boolean({ default: true })),
   filters: Type.Optional(
@@ -31,13 +32,20 @@ const ADD_OPTIONS = {
     }),
   ),
   custom_categories: Type.Optional(
-    Type.Array(AnyObject(), { maxItems: 100, description: 'Accepted, not used: Cairn does not categorise memories (categories is always []).' }),
+    Type.Array(Type.Union([AnyObject(), Type.String()]), {
+      maxItems: MAX_CATEGORIES,
+      description:
+        "The catalogue the memories of this add are categorized by, instead of mem0's default 15: [{\"name\": \"what it covers\"}, …] (or names alone). Each memory is given the categories closest to it in meaning when it is indexed.",
+    }),
   ),
   custom_instructions: Type.Optional(
-    Type.String({ maxLength: 8192, description: 'Accepted, not used: facts are picked out by MEMORY_MODEL with its own instructions.' }),
+    Type.String({
+      maxLength: 8192,
+      description: 'With infer: what the language model should remember or leave out (cohere/… and openai/… models read it; the local rules do not).',
+    }),
   ),
   agent_custom_instructions: Type.Optional(
-    Type.String({ maxLength: 8192, description: 'Accepted, not used: facts are picked out by MEMORY_MODEL with its own instructions.' }),
+    Type.String({ maxLength: 8192, description: 'Like custom_instructions, for adds that name an agent_id (both are given when both are sent).' }),
   ),
   expiration_date: Type.Optional(
     Type.Union([Type.String({ format: 'date' }), Type.Null()], {
@@ -51,9 +59,6 @@ const ADD_OPTIONS = {
 
 /** `POST /v3/memories/add`. */
 export const ADD_MEMORIES = Type.Object({ ...ADD_FIELDS, ...ADD_OPTIONS }, { additionalProperties: false });
-
-/** mem0's add options Cairn accepts without acting on them (README, mem0 compatibility). */
-export const ACCEPTED_ONLY_ADD_OPTIONS = ['custom_categories', 'custom_instructions', 'agent_custom_instructions', 'expiration_date', 'structured_data_schema'] as const;
 
 /** `POST /v1/batch`: adds each shaped as `POST /v3/memories/add`'s body, with infer false (the messages stored as given). */
 export const ADD_MEMORIES_BATCH = Type.Object(
@@ -74,7 +79,7 @@ export const ADD_MEMORIES_BATCH = Type.Object(
 );
 
 /** `POST /v3/memories`: the filters of a list. */
-export const LIST_MEMORIES = Type.Object({ filters: AnyObject() }, { additionalProperties: false });
+export const LIST_MEMORIES = Type.Object({ filters: AnyObject(), categories: Type.Optional(CATEGORY_NAMES) }, { additionalProperties: false });
 
 /** `POST /v3/memories`: its page. */
 export const MEMORY_PAGE = Type.Object(

@@ -8,6 +8,13 @@ export const ENTITY_PROPS = Object.fromEntries(ENTITY_IDS.map((k) => [k, Type.Op
   TOptional<TString>
 >;
 
+/** mem0's `categories` read option (search, list): keep memories in any of these categories. */
+export const CATEGORY_NAMES = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+  minItems: 1,
+  maxItems: 50,
+  description: 'Keep only memories given one of these categories (the same as filters {"categories": {"in": [...]}}).',
+});
+
 /** A conversation as request input (extraction, mem0 add). */
 export const MESSAGES = Type.Array(
   Type.Object({ role: StringEnum(['user', 'assistant', 'system']), content: Type.String({ maxLength: 32_768 }) }, { additionalProperties: false }),
@@ -53,7 +60,7 @@ export const EXTRACT_RECORD = Type.Object(
 );
 
 /** The fields a memory-search result has, which `fields` may pick from. */
-export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'created_at', 'updated_at', 'score'] as const;
+export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'categories', 'created_at', 'updated_at', 'score'] as const;
 
 /** `POST /v3/memories/search`. */
 export const SEARCH_MEMORIES = Type.Object(
@@ -77,6 +84,9 @@ export const SEARCH_MEMORIES = Type.Object(
     ),
     output_format: Type.Optional(StringEnum(['v1.0', 'v1.1'], { description: "Accepted for mem0's clients; the answer is always {results: [...]}." })),
     rerank: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients, not used: results are ranked by mode (hybrid fuses dense, keyword and time), no reranker runs after." })),
+    categories: Type.Optional(CATEGORY_NAMES),
+    keyword_search: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: keyword search is part of the hybrid mode (the default); mode: keyword ranks by it alone." })),
+    latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: an update rewrites a memory in place, so every result is its latest version." })),
     fields: Type.Optional(
       Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
         minItems: 1,
@@ -115,6 +125,7 @@ export const SEARCH_RESULT = {
     memory: { type: 'string' },
     user_id: { type: ['string', 'null'] },
     metadata: { type: 'object', description: 'Your metadata, plus schema, schema_version, record_id and record for typed records.' },
+    categories: { type: 'array', items: { type: 'string' }, description: 'The categories the memory was given when it was indexed.' },
     created_at: { type: 'string', format: 'date-time' },
     score: { type: 'number' },
   },

@@ -43,6 +43,12 @@ export type ColumnType = 'string' | 'number' | 'boolean' | 'date';
 export interface FilterScope {
   columns: Record<string, ColumnType>;
   metadata: 'root' | 'field' | 'none';
+  /**
+   * Fields holding a set of names (a memory's `categories`), each kept under a reserved metadata
+   * key (one no filter can name, e.g. `$categories`): `eq`/`contains` a name tests membership,
+   * `in` any of several, `ne`/`nin` their negation.
+   */
+  sets?: Record<string, string>;
 }
 
 /** What a comparison reads: a scalar column, or one top-level key of the metadata object. */

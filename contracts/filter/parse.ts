@@ -99,11 +99,13 @@ class Parser {
     }
     if (logical) {
       const nodes = this.list(key, value, path, depth);
-      return [nodes.length === 1 ? (nodes[0] as FilterNode) : { kind: logical, nodes }];
+      return [all(nodes, logical)];
     }
     if (key.startsWith('$')) {
       throw fail(`Unknown filter operator "${key}" at ${path}; logical operators are AND, OR, NOT ($and, $or, $not)`, path);
     }
+    const set = this.scope.sets && Object.hasOwn(this.scope.sets, key) ? this.scope.sets[key] : undefined;
+    if (set) return [this.membership(set, key, value, path)];
     const column = Object.hasOwn(this.scope.columns, key) ? this.scope.columns[key] : undefined;
     if (column) return [this.condition({ kind: 'column', name: key, type: column }, key, value, path)];
     if (this.scope.metadata === 'field') {
@@ -133,6 +135,41 @@ class Parser {
       throw fail(`Invalid metadata key "${key}" at ${path}; keys match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, path);
     }
     return this.condition({ kind: 'metadata', key }, key, value, path);
+  }
+
+  /**
+   * A condition on a set field (`sets`), as membership tests of the metadata key holding it:
+   * `name` / `{eq|contains: name}` holds it, `{in: [names]}` holds one of them, `ne` and `nin`
+   * the negations.
+   */
+  private membership(key: string, name: string, value: unknown, path: string): FilterNode {
+    const target: FilterTarget = { kind: 'metadata', key };
+    const holds = (raw: unknown, at: string, op: string): FilterNode => {
+      if (typeof raw !== 'string' || raw === '' || LONE_SURROGATE.test(raw)) throw fail(`Operator "${op}" on "${name}" at ${at} needs a name (a non-empty string), got ${describe(raw)}`, at);
+      this.comparisons += 1;
+      if (this.comparisons > MAX_FILTER_COMPARISONS) throw fail(`The filter has more than ${MAX_FILTER_COMPARISONS} comparisons (limit reached at ${at})`, at);
+      return { kind: 'cmp', target, op: 'contains', value: raw };
+    };
+    if (!isPlainObject(value)) return holds(value, path, 'eq');
+    const ops = Object.keys(value);
+    if (ops.length === 0) throw fail(`No operator given for "${name}" at ${path}; use eq, ne, in, nin or contains`, path);
+    return all(
+      ops.map((opKey) => {
+        const op = Object.hasOwn(OPERATORS, opKey) ? OPERATORS[opKey] : undefined;
+        const at = `${path}/${pointerToken(opKey)}`;
+        const raw = value[opKey];
+        if (op === 'eq' || op === 'contains') return holds(raw, at, opKey);
+        if (op === 'ne') return { kind: 'not', node: holds(raw, at, opKey) };
+        if (op === 'in' || op === 'nin') {
+          if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_IN_VALUES) {
+            throw fail(`Operator "${opKey}" on "${name}" at ${at} needs a non-empty array of at most ${MAX_IN_VALUES} names, got ${describe(raw)}`, at);
+          }
+          const any = all(raw.map((v, i) => holds(v, `${at}/${i}`, opKey)), 'or');
+          return op === 'in' ? any : { kind: 'not', node: any };
+        }
+        throw fail(`Operator "${opKey}" does not apply to "${name}" at ${path}; use eq, ne, in, nin or contains`, at);
+      }),
+    );
   }
 
   private condition(target: FilterTarget, name: string, value: unknown, path: string): FilterNode {
@@ -210,7 +247,7 @@ class Parser {
   }
 
   private allowedFields(): string {
-    const fields = Object.keys(this.scope.columns).map((c) => `"${c}"`);
+    const fields = [...Object.keys(this.scope.columns), ...Object.keys(this.scope.sets ?? {})].map((c) => `"${c}"`);
     if (this.scope.metadata === 'field') fields.push('"metadata"');
     const list = fields.length > 0 ? fields.join(', ') : 'no fields';
     return `${list} and AND, OR, NOT`;
@@ -260,8 +297,10 @@ function daysInMonth(year: number, month: number): number {
   return date.getUTCDate();
 }
 
-function all(nodes: FilterNode[]): FilterNode {
-  return nodes.length === 1 ? (nodes[0] as FilterNode) : { kind: 'and', nodes };
+/** The nodes joined by `kind`; nested nodes of the same kind are flattened into it (`{AND: [{AND: [a, b]}, c]}` is a AND b AND c). */
+function all(nodes: FilterNode[], kind: 'and' | 'or' = 'and'): FilterNode {
+  const flat = nodes.flatMap((n) => (n.kind === kind ? n.nodes : [n]));
+  return flat.length === 1 ? (flat[0] as FilterNode) : { kind, nodes: flat };
 }
 
 function fail(detail: string, path: string): AppError {

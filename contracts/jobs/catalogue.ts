@@ -45,6 +45,10 @@ export interface InferPayload {
   metadata?: Record<string, unknown>;
   /** mem0's `timestamp` in epoch ms: the event time of the memories it adds. */
   eventTime?: number;
+  /** mem0's `custom_categories`: the catalogue the memories it adds are categorized by. */
+  categories?: Array<{ name: string; description: string }>;
+  /** mem0's `custom_instructions` (and `agent_custom_instructions` for an agent's memories), for the model picking the facts. */
+  instructions?: string;
 }
 
 /** The input of one extraction request. */
@@ -181,6 +185,17 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
         app_id: { type: 'string' },
         metadata: { type: 'object' },
         eventTime: { type: 'number' },
+        categories: {
+          type: 'array',
+          maxItems: 50,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'description'],
+            properties: { name: { type: 'string', maxLength: 64 }, description: { type: 'string', maxLength: 500 } },
+          },
+        },
+        instructions: { type: 'string', maxLength: 16_500 },
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,

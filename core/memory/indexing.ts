@@ -3,7 +3,11 @@ import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/v
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
-import { memoryCollection } from './rows.js';
+import { Categorizer, type Category } from './categories.js';
+import { CATEGORIES_KEY, memoryCollection } from './rows.js';
+
+/** A revision indexed, and the categories it was given. */
+type Mark = { id: string; revision: number; categories: string[] };
 
 /** Most memory vectors written in one store call. */
 const UPSERT_BATCH = 256;
@@ -19,7 +23,8 @@ const CONTEXT_WINDOW_MS = 60 * 60_000;
 
 /**
  * The `memory.index` job: derives a memory's vector from its row (its text → embedding → the
- * memories collection, keyed by the row id) and records the outcome in `embedding_status`.
+ * memories collection, keyed by the row id), gives it its categories from that vector, and
+ * records the outcome in `embedding_status`.
  */
 export class MemoryIndexer {
   /**
@@ -30,7 +35,9 @@ export class MemoryIndexer {
   /** Row reads of concurrent jobs, one query per batch and project. */
   private readonly reads: Coalescer<string, string, MemoryRow | undefined>;
   /** `indexed` marks of concurrent jobs, one statement per batch and project. */
-  private readonly marks: Coalescer<string, { id: string; revision: number }, boolean>;
+  private readonly marks: Coalescer<string, Mark, boolean>;
+  /** Gives each memory its categories from its vector; made with the embedder on first use. */
+  private categorizer: Categorizer | null = null;
 
   constructor(
     private readonly rows: MemoriesRepository,
@@ -76,6 +83,7 @@ export class MemoryIndexer {
     try {
       const spec = await this.collection();
       const vector = await this.vectorOf(row);
+      const categories = await this.categoriesOf(row, vector);
       await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [
         {
           id: row.id,
@@ -88,10 +96,10 @@ export class MemoryIndexer {
             schema: row.schema_name,
             created_at: Number(row.created_at),
           },
-          metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+          metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), [CATEGORIES_KEY]: categories },
         },
       ]);
-      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision }]);
+      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories }]);
       if (marked === true) return;
       // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
       // removal may have run before this write), and a newer revision whose job wrote first must
@@ -113,16 +121,22 @@ export class MemoryIndexer {
    * Marks a batch's revisions `indexed` (see `markIndexed`); a memory twice in one batch (two
    * revisions' jobs at once) is marked on its own, so each statement names distinct rows.
    */
-  private async markIndexed(projectId: string, items: Array<{ id: string; revision: number }>): Promise<boolean[]> {
+  private async markIndexed(projectId: string, items: Mark[]): Promise<boolean[]> {
     const seen = new Set<string>();
     const first = items.filter((item) => !seen.has(item.id) && seen.add(item.id));
-    const marked = new Map<{ id: string; revision: number }, boolean>();
-    for (const [i, ok] of (await this.rows.markIndexedMany(projectId, first)).entries()) marked.set(first[i] as { id: string; revision: number }, ok);
+    const marked = new Map<Mark, boolean>();
+    for (const [i, ok] of (await this.rows.markIndexedMany(projectId, first)).entries()) marked.set(first[i] as Mark, ok);
     const results: boolean[] = [];
     for (const item of items) {
-      results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed')) === 1);
+      results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed', null, item.categories)) === 1);
     }
     return results;
+  }
+
+  /** mem0's categories for a memory: its catalogue's (its add's, or the default) closest to its vector. */
+  private categoriesOf(row: MemoryRow, vector: Float32Array): Promise<string[]> {
+    this.categorizer ??= new Categorizer(this.embedders.get(this.embedModel));
+    return this.categorizer.categorize(vector, row.category_set ? (JSON.parse(row.category_set) as Category[]) : undefined);
   }
 
   /**

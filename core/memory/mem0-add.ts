@@ -1,19 +1,22 @@
 import { badRequest } from '../../lib/errors.js';
+import { parseCustomCategories } from './categories.js';
 import type { AddMemoriesInput } from './memories.js';
 import { ENTITY_IDS, type EntityIds } from './rows.js';
 
-/** A mem0 add as its clients send it: `AddMemoriesInput`, the entity ids perhaps under `filters`, and options Cairn only accepts. */
+/** A mem0 add as its clients send it: `AddMemoriesInput`, the entity ids perhaps under `filters`, and mem0's add options. */
 export type Mem0AddBody = AddMemoriesInput & { filters?: EntityIds } & Record<string, unknown>;
 
 /**
  * The add Cairn performs for a mem0 add body: entity ids from `filters` (mem0's v3 clients put
  * them there) joined with the top-level ones, which may repeat them but not contradict them;
- * the options Cairn only accepts are left out.
+ * `custom_categories` as the memories' catalogue; `custom_instructions` (and, for an agent's
+ * memories, `agent_custom_instructions`) as the instructions of the model picking the facts.
  */
 export function mem0Add(body: Mem0AddBody): AddMemoriesInput {
   const { messages, metadata, timestamp, infer, filters = {} } = body;
   const input: AddMemoriesInput = { messages };
   if (metadata !== undefined) input.metadata = metadata;
+  if (body.custom_categories !== undefined) input.categories = parseCustomCategories(body.custom_categories);
   if (timestamp !== undefined) input.timestamp = timestamp;
   if (infer !== undefined) input.infer = infer;
   for (const key of ENTITY_IDS) {
@@ -25,5 +28,9 @@ export function mem0Add(body: Mem0AddBody): AddMemoriesInput {
     const value = top ?? filtered;
     if (value !== undefined) input[key] = value;
   }
+  const instructions = [body.custom_instructions, input.agent_id !== undefined ? body.agent_custom_instructions : undefined]
+    .filter((text): text is string => typeof text === 'string' && text.trim() !== '')
+    .join('\n');
+  if (instructions !== '') input.instructions = instructions;
   return input;
 }

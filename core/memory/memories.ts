@@ -16,6 +16,8 @@ export interface AddMemoriesInput extends MemoryOwner {
   timestamp?: number;
   /** false: each message is stored as given; true (mem0's default): facts are picked out of the user's messages. */
   infer?: boolean;
+  /** With infer: the caller's instructions to the model picking the facts (mem0's custom_instructions). */
+  instructions?: string;
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -23,7 +25,6 @@ export type RelatedMemory = MemoryView & { revision: number };
 
 /** A memory as mem0's v1 endpoints show it; typed records carry their schema in metadata. */
 export interface MemoryView extends MemoryFields {
-  categories: string[];
   /** `pending` until searchable; `failed` only for input that can never be indexed. */
   embedding_status: MemoryRow['embedding_status'];
   /** Why it failed, or the last error while it is retried (pending). */
@@ -235,7 +236,6 @@ function entityPins(node: FilterNode): MemoryListFilter {
 function memoryView(row: MemoryRow): MemoryView {
   return {
     ...memoryFields(row),
-    categories: [],
     embedding_status: row.embedding_status,
     embedding_error: row.embedding_error,
     feedback: row.feedback ?? null,

@@ -5,15 +5,17 @@ import { badRequest } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import type { Embedders } from '../../providers/registry.js';
 import { modelCollection } from '../model-collection.js';
+import { rowCategories, type Category } from './categories.js';
 import { MemoryKeywords } from './keyword.js';
 
 /** Entity ids a memory may carry; memory search needs at least one of them. */
 export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
 export type EntityIds = Partial<Record<(typeof ENTITY_IDS)[number], string>>;
 
-/** Whom free-form memories belong to, and the metadata they carry. */
+/** Whom free-form memories belong to, the metadata they carry, and the catalogue they are categorized by (default mem0's). */
 export interface MemoryOwner extends EntityIds {
   metadata?: Record<string, unknown>;
+  categories?: readonly Category[];
 }
 
 /** The most records or memories one batch request stores (one transaction). */
@@ -31,10 +33,18 @@ export function requireEntity(owner: EntityIds): void {
   }
 }
 
-/** What memory-search filters may name: entity ids, the schema, the creation time, and metadata keys. */
+/**
+ * Where a memory's categories travel with its metadata — in its vector and in the rows filters
+ * test — so that `categories` filters run where the other filters run. No metadata key a filter
+ * may name starts with `$`, so this one cannot be reached or spoofed as metadata.
+ */
+export const CATEGORIES_KEY = '$categories';
+
+/** What memory-search filters may name: entity ids, the schema, the creation time, categories, and metadata keys. */
 export const MEMORY_FILTER_SCOPE: FilterScope = {
   columns: { user_id: 'string', agent_id: 'string', run_id: 'string', app_id: 'string', schema: 'string', created_at: 'date' },
   metadata: 'field',
+  sets: { categories: CATEGORIES_KEY },
 };
 
 /** The memories collection of an embedding model: where memory vectors are written and searched. */
@@ -45,7 +55,7 @@ export function memoryCollection(embedders: Embedders, model: string): Promise<C
 /** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
 export function newMemoryRow(
   projectId: string,
-  input: EntityIds & { metadata?: Record<string, unknown> },
+  input: EntityIds & { metadata?: Record<string, unknown>; categories?: readonly Category[] },
   memory: string,
   typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
   eventTime?: number,
@@ -67,6 +77,8 @@ export function newMemoryRow(
     embedding_status: 'pending',
     embedding_error: null,
     term_count: MemoryKeywords.length(memory),
+    categories: null,
+    category_set: input.categories ? JSON.stringify(input.categories) : null,
     created_at: eventTime ?? now,
     updated_at: now,
   };
@@ -76,7 +88,7 @@ export function newMemoryRow(
 export function filterRow(row: MemoryRow): FilterRow {
   return {
     columns: { user_id: row.user_id, agent_id: row.agent_id, run_id: row.run_id, app_id: row.app_id, schema: row.schema_name, created_at: Number(row.created_at) },
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), [CATEGORIES_KEY]: rowCategories(row.categories) },
   };
 }
 
@@ -89,6 +101,8 @@ export interface MemoryFields {
   run_id: string | null;
   app_id: string | null;
   metadata: Record<string, unknown>;
+  /** mem0's categories, given when the memory is indexed (none before). */
+  categories: string[];
   created_at: number;
   updated_at: number;
 }
@@ -112,6 +126,7 @@ export function memoryFields(row: MemoryRow): MemoryFields {
     run_id: row.run_id,
     app_id: row.app_id,
     metadata,
+    categories: rowCategories(row.categories),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

@@ -31,6 +31,10 @@ export interface MemoryRow {
   feedback?: MemoryFeedback | null;
   /** Why the feedback was given, as the caller said. */
   feedback_reason?: string | null;
+  /** mem0's categories, a JSON array of names given when the memory was indexed; null before. */
+  categories?: string | null;
+  /** The catalogue the memory is categorized by (JSON `Category[]`, its add's `custom_categories`); null for the default one. */
+  category_set?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -204,16 +208,17 @@ export class MemoriesRepository {
 
   /** Records the outcome of indexing one revision; a newer revision is left alone. */
   /** The number of rows changed: 0 when the row is gone or at another revision. */
-  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null): Promise<number> {
-    return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error });
+  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null, categories?: string[]): Promise<number> {
+    const categorized = categories === undefined ? {} : { categories: JSON.stringify(categories) };
+    return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error, ...categorized });
   }
 
   /**
-   * Marks many revisions `indexed` in one statement, each only while its row is still at that
-   * revision; answers, per item, whether its row was marked. Ids must be distinct. The rows are
+   * Marks many revisions `indexed` in one statement, with the categories each was given, each only
+   * while its row is still at that revision; answers, per item, whether its row was marked. Ids must be distinct. The rows are
    * found by id (the primary key; see `getMany`), each item's revision matched with a CASE on it.
    */
-  async markIndexedMany(projectId: string, items: Array<{ id: string; revision: number }>): Promise<boolean[]> {
+  async markIndexedMany(projectId: string, items: Array<{ id: string; revision: number; categories?: string[] }>): Promise<boolean[]> {
     if (items.length === 0) return [];
     const cases = items.map(() => 'WHEN ? THEN ?').join(' ');
     const changed: number = await this.db('memories')
@@ -223,7 +228,11 @@ export class MemoriesRepository {
       )
       .where('project_id', projectId)
       .whereRaw(`revision = CASE id ${cases} END`, items.flatMap((item) => [item.id, item.revision]))
-      .update({ embedding_status: 'indexed', embedding_error: null });
+      .update({
+        embedding_status: 'indexed',
+        embedding_error: null,
+        categories: this.db.raw(`CASE id ${cases} END`, items.flatMap((item) => [item.id, JSON.stringify(item.categories ?? [])])),
+      });
     if (changed === items.length) return items.map(() => true);
     // some rows changed or went meanwhile: which ones is read back (rare)
     const now = new Map((await this.getMany(projectId, items.map((item) => item.id))).map((row) => [row.id, row]));

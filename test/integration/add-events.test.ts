@@ -241,6 +241,32 @@ describe(`mem0 add events (${PROFILE})`, function () {
     }
   });
 
+  it("hands mem0's custom_instructions to the model picking the facts, and agent_custom_instructions only for an agent's memories", async () => {
+    const model = await languageModel(openaiReply, () => ['Keeps bees'], () => ({ memory: [{ fact: 0, event: 'ADD', text: 'Keeps bees' }] }));
+    const t = await startRuntime({ env: { MEMORY_MODEL: 'openai/picker', OPENAI_BASE_URL: model.url } });
+    try {
+      const auth = token((await newProject(t)).key);
+      const factCalls = () => model.received.filter((r) => !JSON.stringify(r.body).includes('memory up to date'));
+      const systemOf = (call: Received | undefined) => (call?.body.messages as Array<{ role: string; content: string }>)[0]?.content ?? '';
+      const add = async (body: Record<string, unknown>) => {
+        const res = await t.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages: [{ role: 'user', content: 'I keep bees.' }], ...body });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        return systemOf(factCalls().at(-1));
+      };
+      const plain = await add({ user_id: unique('u') });
+      expect(plain).not.to.include('hobbies');
+      const forUser = await add({ user_id: unique('u'), custom_instructions: 'Only remember hobbies.', agent_custom_instructions: 'Remember what the agent promised.' });
+      expect(forUser.startsWith(plain), 'the rules come first, unchanged').to.equal(true);
+      expect(forUser).to.include('Only remember hobbies.');
+      expect(forUser).not.to.include('Remember what the agent promised.');
+      const forAgent = await add({ agent_id: unique('a'), custom_instructions: 'Only remember hobbies.', agent_custom_instructions: 'Remember what the agent promised.' });
+      expect(forAgent).to.include('Only remember hobbies.').and.to.include('Remember what the agent promised.');
+    } finally {
+      await t.close();
+      await model.close();
+    }
+  });
+
   it('a remote model decides (Cohere wire format); a garbled answer, ids it made up, or a failed call add the facts, never drop them', async () => {
     let facts: string[] = [];
     let decide: (s: Shown) => unknown = () => ({ memory: [] });

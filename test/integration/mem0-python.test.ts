@@ -141,6 +141,11 @@ describe(`mem0 Python client (${PROFILE})`, function () {
     return res.body.results as Memory[];
   }
 
+  async function listed(user: string): Promise<Array<Memory & { embedding_status: string }>> {
+    const res = await t.http.post('/v3/memories/').set('Authorization', token(projectA.key)).send({ filters: { user_id: user } });
+    return res.body.results;
+  }
+
   async function countOf(user: string, key = projectA.key): Promise<number> {
     const res = await t.http.post('/v3/memories/').set('Authorization', token(key)).send({ filters: { user_id: user } });
     return res.body.count as number;
@@ -189,6 +194,26 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         const inferred = await py.ok<{ results: Memory[] }>(kind, 'add', ['I restore old sailboats.'], { filters: { user_id: user } });
         expect(inferred.results.map((m) => [m.event, m.memory])).to.deep.equal([['ADD', 'I restore old sailboats']]);
         expect(await countOf(user)).to.equal(2);
+      });
+
+      it("add: custom_categories categorize the memories; get_all and search keep a category's memories", async () => {
+        const user = unique('py-cat');
+        const added = await py.ok<{ results: Memory[] }>(kind, 'add', [[{ role: 'user', content: 'I keep bees on the roof.' }, { role: 'user', content: 'I restore old sailboats.' }]], {
+          filters: { user_id: user },
+          infer: false,
+          custom_categories: [{ beekeeping: 'bees, hives and honey' }, { boats: 'sailing, boats and the sea' }],
+        });
+        await seed(user, ['I drink green tea every morning.']);
+        await waitFor(async () => (await listed(user)).filter((m) => m.embedding_status === 'indexed').length === 3, { timeoutMs: 60_000, message: 'not indexed' });
+        const got = await py.ok<Memory & { categories: string[] }>(kind, 'get', [added.results[0]?.id as string]);
+        expect(got.categories).to.deep.equal(['beekeeping']);
+        const boats = await py.ok<{ results: Memory[] }>(kind, 'get_all', [], { filters: { user_id: user }, categories: ['boats'] });
+        expect(boats.results.map((m) => m.memory)).to.deep.equal(['I restore old sailboats.']);
+        const food = await py.ok<{ results: Memory[] }>(kind, 'search', ['what do I do?'], { filters: { user_id: user }, categories: ['food'] });
+        expect(food.results.map((m) => m.memory)).to.deep.equal(['I drink green tea every morning.']);
+        const refused = await py.call(kind, 'add', ['I like tea.'], { filters: { user_id: user }, infer: false, custom_categories: [{ food: 5 }] });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        expect(await countOf(user)).to.equal(3);
       });
 
       it('add: an unknown option is refused with a 400 and nothing is stored', async () => {

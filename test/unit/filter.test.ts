@@ -41,7 +41,7 @@ describe('filter: parsing', () => {
     expect(parseFilter({}, memories)).to.equal(null);
   });
 
-  it('parses mem0 AND/OR/NOT, implicit AND over keys and over operators', () => {
+  it('parses mem0 AND/OR/NOT, implicit AND over keys and over operators, an AND inside an AND as one', () => {
     const node = parseFilter(
       { AND: [{ user_id: 'u1' }, { OR: [{ schema: 'contact' }, { NOT: { age: { gte: 18, lt: 65 } } }] }], active: true },
       memories,
@@ -49,31 +49,41 @@ describe('filter: parsing', () => {
     expect(node).to.deep.equal({
       kind: 'and',
       nodes: [
+        user('u1'),
         {
-          kind: 'and',
+          kind: 'or',
           nodes: [
-            user('u1'),
+            { kind: 'cmp', target: { kind: 'column', name: 'schema', type: 'string' }, op: 'eq', value: 'contact' },
             {
-              kind: 'or',
-              nodes: [
-                { kind: 'cmp', target: { kind: 'column', name: 'schema', type: 'string' }, op: 'eq', value: 'contact' },
-                {
-                  kind: 'not',
-                  node: {
-                    kind: 'and',
-                    nodes: [
-                      { kind: 'cmp', target: { kind: 'column', name: 'age', type: 'number' }, op: 'gte', value: 18 },
-                      { kind: 'cmp', target: { kind: 'column', name: 'age', type: 'number' }, op: 'lt', value: 65 },
-                    ],
-                  },
-                },
-              ],
+              kind: 'not',
+              node: {
+                kind: 'and',
+                nodes: [
+                  { kind: 'cmp', target: { kind: 'column', name: 'age', type: 'number' }, op: 'gte', value: 18 },
+                  { kind: 'cmp', target: { kind: 'column', name: 'age', type: 'number' }, op: 'lt', value: 65 },
+                ],
+              },
             },
           ],
         },
         { kind: 'cmp', target: { kind: 'column', name: 'active', type: 'boolean' }, op: 'eq', value: true },
       ],
     });
+  });
+
+  it('reads a set field (categories) as membership of its reserved metadata key', () => {
+    const scope = { ...memories, sets: { categories: '$categories' } };
+    const holds = (name: string): FilterNode => meta('$categories', 'contains', name);
+    expect(parseFilter({ categories: 'food' }, scope)).to.deep.equal(holds('food'));
+    expect(parseFilter({ categories: { contains: 'food' } }, scope)).to.deep.equal(holds('food'));
+    expect(parseFilter({ categories: { in: ['food', 'travel'] } }, scope)).to.deep.equal({ kind: 'or', nodes: [holds('food'), holds('travel')] });
+    expect(parseFilter({ categories: { ne: 'food' } }, scope)).to.deep.equal({ kind: 'not', node: holds('food') });
+    expect(parseFilter({ categories: { nin: ['food'] } }, scope)).to.deep.equal({ kind: 'not', node: holds('food') });
+    for (const bad of [{ categories: 3 }, { categories: { gt: 'a' } }, { categories: { in: [] } }, { categories: { in: ['a', 2] } }, { categories: '' }]) {
+      expect(() => parseFilter(bad, scope), JSON.stringify(bad)).to.throw(/categories/);
+    }
+    // the reserved key is out of reach as metadata
+    expect(() => parseFilter({ metadata: { $categories: 'food' } }, scope)).to.throw(/Invalid metadata key/);
   });
 
   it('reads NOT over a list as not(and), and $nin as not(in)', () => {
