@@ -178,6 +178,13 @@ describe(`mem0 memory exports (${PROFILE})`, function () {
     expect((await client.getMemoryExport({ filters: { user_id: user } })).memoryExport.id).to.equal(id);
   });
 
+});
+
+// a suite of its own: on the production profile a second runtime running beside the first (same
+// database) could have its export's job dispatched by the first one's outbox relay, to the local model
+describe(`mem0 memory exports with a remote model (${PROFILE})`, function () {
+  this.timeout(90_000);
+
   it('MEMORY_MODEL fills the fields: while it is down the export is retried (running, with the error), once it answers it completes; a refused request fails it', async () => {
     let mode: 'down' | 'up' | 'refusing' = 'down';
     const model = await fakeProvider(() => {
