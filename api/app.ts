@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
 import { mem0BulkRoutes } from './routes/mem0-bulk.routes.js';
+import { mem0ExportRoutes } from './routes/mem0-exports.routes.js';
 import { mem0FeedbackRoutes } from './routes/mem0-feedback.routes.js';
 import { pingRoutes } from './routes/ping.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
@@ -59,6 +60,7 @@ export function createApp(runtime: Runtime): Koa {
     ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
     ...mem0BulkRoutes({ bulk: runtime.bulkMemories }),
     ...mem0FeedbackRoutes({ memories: runtime.memories }),
+    ...mem0ExportRoutes({ memoryExports: runtime.memoryExports }),
     ...webhookRoutes({ webhooks: runtime.webhooks }),
     ...usageRoutes({ usage: runtime.usage }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),

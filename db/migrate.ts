@@ -19,6 +19,7 @@ import * as memoryMessages from './migrations/0017_memory_messages.js';
 import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_indexes.js';
 import * as memoryFeedback from './migrations/0019_memory_feedback.js';
 import * as webhooks from './migrations/0020_webhooks.js';
+import * as memoryExports from './migrations/0021_memory_exports.js';
 import * as memoryCategories from './migrations/0023_memory_categories.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
@@ -43,6 +44,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0018_keyword_covering_indexes', keywordCoveringIndexes],
   ['0019_memory_feedback', memoryFeedback],
   ['0020_webhooks', webhooks],
+  ['0021_memory_exports', memoryExports],
   ['0023_memory_categories', memoryCategories],
 ];
 

@@ -36,7 +36,7 @@ interface Settings {
   port: number;
   /** The SQLite file (embedded), the secrets key file (embedded) and downloaded model files. */
   dataDir: string;
-  /** The language model mem0 add uses with `infer: true` (`MEMORY_MODEL`, provider/model; default `local`). */
+  /** The language model mem0 add uses with `infer: true`, and memory exports (`MEMORY_MODEL`, provider/model; default `local`). */
   memoryModel: string;
   /** The embedding model memories are indexed and searched with (`MEMORY_EMBED_MODEL`, provider/model; default `local`). */
   memoryEmbedModel: string;

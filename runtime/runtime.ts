@@ -13,6 +13,9 @@ import { MemoryWrites } from '../core/memory/writes.js';
 import { Webhooks } from '../core/webhooks/webhooks.js';
 import { WebhooksRepository } from '../db/repositories/webhooks.repository.js';
 import { webhookDeliverJob } from '../jobs/webhook-deliver.job.js';
+import { MemoryExports } from '../core/memory/exports.js';
+import { MemoryExportsRepository } from '../db/repositories/memory-exports.repository.js';
+import { memoryExportJob } from '../jobs/memory-export.job.js';
 import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
@@ -115,6 +118,8 @@ export class Runtime {
   /** mem0's free-form memories. */
   readonly memories: Memories;
   readonly bulkMemories: BulkMemories;
+  /** mem0's memory exports: a schema filled from an entity's memories by the `memory.export` job. */
+  readonly memoryExports: MemoryExports;
   /** mem0's webhooks: memory events recorded with each write, delivered signed by the `webhook.deliver` job. */
   readonly webhooks: Webhooks;
   /** Memory search over typed records and free-form memories. */
@@ -172,6 +177,7 @@ export class Runtime {
       agents: new AgentsRepository(db),
       registry: new RegistryRepository(db),
       webhooks: new WebhooksRepository(db),
+      memoryExports: new MemoryExportsRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
@@ -197,6 +203,7 @@ export class Runtime {
     this.retention = new Retention(this.repositories.schemas, memories, this.records);
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
+    this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
     this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
     const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, configCache);
@@ -288,6 +295,7 @@ export class Runtime {
       'knowledge.purge': knowledgePurgeJob(this.knowledge),
       'index.reconcile': indexReconcileJob(this.reconciliation),
       'webhook.deliver': webhookDeliverJob(this.webhooks),
+      'memory.export': memoryExportJob(this.memoryExports),
     };
     assertHandlers(handlers);
     return handlers;

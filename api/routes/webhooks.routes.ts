@@ -1,5 +1,5 @@
 import type { Webhooks } from '../../core/webhooks/webhooks.js';
-import { notFound } from '../../lib/errors.js';
+import { ownProject } from '../own-project.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import { CREATE_WEBHOOK, DELIVERY_VIEW, UPDATE_WEBHOOK, WEBHOOK_VIEW } from '../schemas/webhooks.js';
@@ -10,12 +10,6 @@ import { CREATE_WEBHOOK, DELIVERY_VIEW, UPDATE_WEBHOOK, WEBHOOK_VIEW } from '../
 const TAG = 'Webhooks (mem0 compatible)';
 const invalid = { 400: { description: 'Invalid input, or a url the address rules refuse', schema: ERROR_SCHEMA } };
 const notFoundResponse = { 404: { description: 'No such webhook (or project) for this key', schema: ERROR_SCHEMA } };
-
-/** The caller's project, when the path names it; any other id is a project this key cannot see. */
-function ownProject(projectId: string, pathId: string): string {
-  if (pathId !== projectId) throw notFound(`There is no project "${pathId}" for this key; /v1/ping/ gives its project_id.`, 'project_not_found');
-  return projectId;
-}
 
 /** mem0-compatible webhook CRUD and the delivery log. */
 export function webhookRoutes({ webhooks }: { webhooks: Webhooks }): RouteSpec[] {

@@ -30,6 +30,8 @@ export interface JobPayloads {
   'index.reconcile': Record<string, never>;
   /** Sends one recorded webhook delivery (a mem0 memory event) to its webhook, signed; retried while the receiver fails. */
   'webhook.deliver': { projectId: string; deliveryId: string };
+  /** Fills a mem0 memory export's schema from the memories it names, with the project's extraction model; retried while the model is down. */
+  'memory.export': { projectId: string; exportId: string };
 }
 
 /** The input of one fact-inference request: the conversation, and whose memories (with their metadata) it adds to. */
@@ -216,6 +218,17 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       properties: { projectId: id, deliveryId: id },
     },
     jobId: (p) => `webhook.deliver-${p.deliveryId}`,
+  },
+  'memory.export': {
+    // where the extraction models run; unlike that queue's requests, it is retried with backoff
+    queue: 'extraction',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'exportId'],
+      properties: { projectId: id, exportId: id },
+    },
+    jobId: (p) => `memory.export-${p.exportId}`,
   },
 };
 

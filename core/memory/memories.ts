@@ -96,11 +96,7 @@ export class Memories {
 
   /** Memories (free-form and typed) matching a filter that names an entity, newest first. */
   async list(projectId: string, filters: unknown, page: number, pageSize: number): Promise<{ count: number; results: MemoryView[] }> {
-    const filter = parseFilter(filters, MEMORY_FILTER_SCOPE, '/filters');
-    const pinned = filter ? entityPins(filter) : {};
-    if (!filter || Object.keys(pinned).length === 0) {
-      throw badRequest('entity_required', `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}).`);
-    }
+    const { filter, pinned } = listFilter(filters);
     // SQL narrows to the pinned entity; the predicate applies the rest of the filter exactly.
     const accept = toPredicate(filter);
     const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter((row) => accept(filterRow(row)));
@@ -222,11 +218,25 @@ function distinct(texts: string[]): string[] {
   return [...new Map(texts.map((t) => t.trim()).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()];
 }
 
-/** The entity ids a filter pins with `eq` (directly or in a top-level AND): what SQL can narrow by. */
-function entityPins(node: FilterNode): MemoryListFilter {
+/**
+ * A memory list's filter and the entity ids it pins; 400 `entity_required` unless it pins at
+ * least one (a list never reads the whole project).
+ */
+export function listFilter(filters: unknown): { filter: FilterNode; pinned: MemoryListFilter } {
+  const filter = parseFilter(filters, MEMORY_FILTER_SCOPE, '/filters');
+  const pinned = filter ? entityPins(filter) : {};
+  if (!filter || Object.keys(pinned).length === 0) {
+    throw badRequest('entity_required', `filters must hold at least one of ${ENTITY_IDS.join(', ')} (e.g. {"user_id": "alice"}).`);
+  }
+  return { filter, pinned };
+}
+
+/** The entity ids a filter pins with `eq` (directly or in ANDs): what SQL can narrow by. */
+export function entityPins(node: FilterNode): MemoryListFilter {
   const pins: MemoryListFilter = {};
   for (const n of node.kind === 'and' ? node.nodes : [node]) {
-    if (n.kind === 'cmp' && n.op === 'eq' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name)) {
+    if (n.kind === 'and') Object.assign(pins, entityPins(n));
+    else if (n.kind === 'cmp' && n.op === 'eq' && n.target.kind === 'column' && (ENTITY_IDS as readonly string[]).includes(n.target.name)) {
       pins[n.target.name as keyof MemoryListFilter] = String(n.value);
     }
   }

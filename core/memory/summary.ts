@@ -11,13 +11,14 @@ export const SUMMARY_MAX_MEMORIES = 50;
 /** Longest summary text, before the count of the memories left out. */
 export const SUMMARY_MAX_CHARS = 4_000;
 
+type Statable = { memory: string; feedback?: MemoryFeedback | null };
+
 /**
- * A deterministic summary of memories given newest first: each memory's statement once (ignoring
- * case and spacing), as a sentence, newest first, so that what holds now leads; at most
- * `SUMMARY_MAX_MEMORIES` statements and `SUMMARY_MAX_CHARS` characters, then how many more there
- * are. Memories marked VERY_NEGATIVE ("not useful at all") are left out, and not counted.
+ * The memories' statements, in the order given: each memory's text once (ignoring case and
+ * spacing), as a sentence; memories marked VERY_NEGATIVE ("not useful at all") are left out.
+ * `kept`: how many memories that leaves.
  */
-export function summarize(memories: ReadonlyArray<{ memory: string; feedback?: MemoryFeedback | null }>): MemorySummary {
+export function statements(memories: ReadonlyArray<Statable>): { sentences: string[]; kept: number } {
   const kept = memories.filter((m) => m.feedback !== 'VERY_NEGATIVE');
   const seen = new Set<string>();
   const sentences: string[] = [];
@@ -28,6 +29,16 @@ export function summarize(memories: ReadonlyArray<{ memory: string; feedback?: M
     seen.add(key);
     sentences.push(/[.!?]$/.test(text) ? text : `${text}.`);
   }
+  return { sentences, kept: kept.length };
+}
+
+/**
+ * A deterministic summary of memories given newest first: their `statements`, newest first, so
+ * that what holds now leads; at most `SUMMARY_MAX_MEMORIES` statements and `SUMMARY_MAX_CHARS`
+ * characters, then how many more there are. Memories marked VERY_NEGATIVE are not counted.
+ */
+export function summarize(memories: ReadonlyArray<Statable>): MemorySummary {
+  const { sentences, kept } = statements(memories);
   let summary = '';
   let stated = 0;
   for (const sentence of sentences) {
@@ -44,5 +55,5 @@ export function summarize(memories: ReadonlyArray<{ memory: string; feedback?: M
   }
   const left = sentences.length - stated;
   if (left > 0) summary += ` (and ${left} more)`;
-  return { summary, memory_count: kept.length };
+  return { summary, memory_count: kept };
 }

@@ -368,6 +368,38 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect(await py.ok(`${kind}-b`, 'get_summary', [], { filters: { user_id: user } })).to.deep.equal({ summary: '', memory_count: 0 });
       });
 
+      it('create_memory_export / get_memory_export: a Pydantic schema (as json.dumps gives it) filled from the memories; no export is a 404', async () => {
+        const user = unique('py-export');
+        await seed(user, ['My name is Ana Lopez.', 'I work as a nurse at Hospital Santo Antonio.']);
+        const schema = JSON.stringify({
+          $defs: { Address: { properties: { street: { title: 'Street', type: 'string' } }, title: 'Address', type: 'object' } },
+          properties: {
+            full_name: { anyOf: [{ type: 'string' }, { type: 'null' }], default: null, title: 'Full Name' },
+            occupation: { anyOf: [{ type: 'string' }, { type: 'null' }], default: null, title: 'Occupation' },
+            address: { anyOf: [{ $ref: '#/$defs/Address' }, { type: 'null' }], default: null },
+          },
+          title: 'Profile',
+          type: 'object',
+        });
+        const created = await py.ok<{ message: string; id: string }>(kind, 'create_memory_export', [schema], { filters: { user_id: user } });
+        expect(created.message).to.be.a('string');
+        const exported = await waitFor(
+          async () => {
+            const got = await py.ok<Record<string, Json> & { memory_export: Record<string, Json> }>(kind, 'get_memory_export', [], { memory_export_id: created.id });
+            return got.memory_export.status === 'completed' && got;
+          },
+          { timeoutMs: 60_000, intervalMs: 100, message: 'the export completed' },
+        );
+        expect(exported).to.deep.include({ full_name: 'Ana Lopez', occupation: 'nurse', address: null });
+        expect(exported.memory_export).to.deep.include({ id: created.id, memory_count: 2, unsupported_fields: [{ field: 'address', reason: 'a nested object' }] });
+        // the latest export of the user, named at the top level
+        expect((await py.ok<{ memory_export: { id: string } }>(kind, 'get_memory_export', [], { user_id: user })).memory_export.id).to.equal(created.id);
+        expect((await py.call(`${kind}-b`, 'get_memory_export', [], { memory_export_id: created.id })).error).to.include({ status: 404 });
+        expect((await py.call(kind, 'get_memory_export', [], { user_id: unique('py-none') })).error).to.include({ status: 404 });
+        expect((await py.call(kind, 'create_memory_export', ['{not json'], { filters: { user_id: user } })).error).to.include({ status: 400 });
+        expect((await py.call(kind, 'create_memory_export', [schema], { filters: { user_id: user }, colour: 'blue' })).error).to.include({ status: 400 });
+      });
+
       it('webhooks: create, get_webhooks, update_webhook, delete_webhook', async () => {
         const projectId = projectA.projectId;
         const url = `${host}/hooks/${unique(kind)}`;
