@@ -4,10 +4,11 @@ import { AppError, badRequest, unavailable } from '../lib/errors.js';
 import { newId } from '../lib/time.js';
 import { checkMetadataSize } from '../contracts/vector-store.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
+import type { ExtractionSchema } from '../providers/extractor.js';
 import type { Extractors } from '../providers/registry.js';
 import type { AddMemoriesInput, Memories } from './memory/memories.js';
 import type { RecordView, Records } from './memory/records.js';
-import { ENTITY_IDS, requireEntity, type EntityIds } from './memory/rows.js';
+import { ENTITY_IDS, requireEntity, type EntityIds, type MemoryOwner } from './memory/rows.js';
 import type { AddedMemory, MemoryDecisions } from './memory-decisions.js';
 import { validateRecord, type Schemas } from './schemas.js';
 
@@ -71,7 +72,7 @@ export class RecordExtraction {
   async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<AddedMemory[]> {
     requireEntity(input);
     const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
-    if (input.infer === false) {
+    if (input.infer === false && input.structuredSchema === undefined) {
       return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime, messages: true })).map((m) => ({ ...m, event: 'ADD' }));
     }
     // refused here rather than after a model call in the worker
@@ -82,17 +83,33 @@ export class RecordExtraction {
     }
     if (input.categories !== undefined) payload.categories = [...input.categories];
     if (eventTime !== undefined) payload.eventTime = eventTime;
+    if (input.infer === false) payload.asGiven = true;
+    if (input.structuredSchema !== undefined) {
+      payload.structured = { schema: input.structuredSchema.extraction as unknown as Record<string, unknown>, fields: input.structuredSchema.fields };
+    }
     const { results } = await this.ask('memory.infer', payload, 'Adding memories from the messages');
     return results as unknown as AddedMemory[];
   }
 
-  /** The `memory.infer` job: facts out of the messages, then their decisions, written. */
+  /**
+   * The `memory.infer` job: the values `structured_data_schema` asks for out of the messages, then
+   * the messages stored as given (`asGiven`), or the facts out of them with their decisions, written.
+   */
   async runInfer(payload: InferPayload): Promise<JobResults['memory.infer']> {
     try {
       const extractor = this.extractors.get(payload.model);
+      const { user_id, agent_id, run_id, app_id, metadata, categories, eventTime, structured } = payload;
+      const owner: MemoryOwner = { user_id, agent_id, run_id, app_id, metadata, categories };
+      if (structured) {
+        const found = await extractor.extract(structured.schema as unknown as ExtractionSchema, { messages: payload.messages });
+        owner.structured_data = Object.fromEntries(structured.fields.map((field) => [field, found[field] ?? null]));
+      }
+      if (payload.asGiven) {
+        const stored = await this.memories.add(payload.projectId, owner, payload.messages.map((m) => m.content), { eventTime, messages: true });
+        return { results: stored.map((m) => ({ ...m, event: 'ADD' })) as unknown as Array<Record<string, unknown>> };
+      }
       const facts = await extractor.facts(payload.messages, payload.instructions);
-      const { user_id, agent_id, run_id, app_id, metadata, categories, eventTime } = payload;
-      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata, categories }, facts, extractor, eventTime);
+      const results = await this.decisions.remember(payload.projectId, owner, facts, extractor, eventTime);
       return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);

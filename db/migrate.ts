@@ -21,6 +21,7 @@ import * as memoryFeedback from './migrations/0019_memory_feedback.js';
 import * as webhooks from './migrations/0020_webhooks.js';
 import * as memoryExports from './migrations/0021_memory_exports.js';
 import * as memoryCategories from './migrations/0023_memory_categories.js';
+import * as memoryStructuredData from './migrations/0024_memory_structured_data.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -46,6 +47,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0020_webhooks', webhooks],
   ['0021_memory_exports', memoryExports],
   ['0023_memory_categories', memoryCategories],
+  ['0024_memory_structured_data', memoryStructuredData],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { TestRuntime } from './helpers.js';
+import { newProject, token, type TestRuntime } from './helpers.js';
 
 /**
  * mem0's official JavaScript client (npm mem0ai, typed by the caller as `C`) talking to a test
@@ -18,4 +18,10 @@ export async function mem0Client<C>(t: TestRuntime, key: string): Promise<{ clie
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** A new project of the test runtime with mem0's client on its key: the `Authorization` value, the client, and `close()`. */
+export async function mem0Tenant<C>(t: TestRuntime): Promise<{ key: string; projectId: string; auth: string; client: C; close(): Promise<void> }> {
+  const { key, projectId } = await newProject(t);
+  return { key, projectId, auth: token(key), ...(await mem0Client<C>(t, key)) };
 }

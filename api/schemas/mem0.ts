@@ -53,7 +53,10 @@ const ADD_OPTIONS = {
     }),
   ),
   structured_data_schema: Type.Optional(
-    AnyObject({ description: 'Accepted, not used: for typed values register a schema (POST /v1/schemas) and store or extract records (/v1/records).' }),
+    AnyObject({
+      description:
+        "A JSON Schema (a Pydantic model's) of values to extract from the messages with MEMORY_MODEL; each memory the add stores carries them as structured_data (every top-level field, null when not stated). String, enum, number, integer, boolean and list-of-strings fields are filled; nested objects are null.",
+    }),
   ),
 };
 
@@ -114,6 +117,7 @@ export const MEMORY_VIEW = {
     embedding_error: { type: ['string', 'null'], description: 'Why the memory is failed, or still pending after an error (retried until it passes)' },
     feedback: { type: ['string', 'null'], enum: ['POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE', null], description: 'The feedback given with POST /v1/feedback, null when none' },
     feedback_reason: { type: ['string', 'null'] },
+    structured_data: { type: ['object', 'null'], description: "The values the add's structured_data_schema asked for (each null when not stated); null when it named none" },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

@@ -51,6 +51,10 @@ export interface InferPayload {
   categories?: Array<{ name: string; description: string }>;
   /** mem0's `custom_instructions` (and `agent_custom_instructions` for an agent's memories), for the model picking the facts. */
   instructions?: string;
+  /** mem0's `infer: false`: the messages are stored as given (the job only extracts `structured`). */
+  asGiven?: boolean;
+  /** mem0's `structured_data_schema`, as extraction reads it, and every top-level field it names. */
+  structured?: { schema: Record<string, unknown>; fields: string[] };
 }
 
 /** The input of one extraction request. */
@@ -198,6 +202,13 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
           },
         },
         instructions: { type: 'string', maxLength: 16_500 },
+        asGiven: { type: 'boolean' },
+        structured: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['schema', 'fields'],
+          properties: { schema: { type: 'object' }, fields: { type: 'array', items: { type: 'string' } } },
+        },
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,

@@ -22,7 +22,7 @@ const MAX_REF_DEPTH = 8;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * Reads an export's JSON Schema as mem0's users send it (a Pydantic model's `model_json_schema()`,
+ * Reads an export's JSON Schema (or an add's `structured_data_schema`) as mem0's users send it (a Pydantic model's `model_json_schema()`,
  * as an object or a string holding one) into the subset extraction fills: `$ref`s resolved to
  * `$defs` (or `definitions`), nullable `anyOf`/`oneOf` (`Optional[X]`) collapsed to X, one-member
  * `allOf` unwrapped, descriptions (or titles) and string enums kept, constraints the subset lacks
@@ -36,7 +36,7 @@ export function readExportSchema(input: unknown): ExportSchema {
     throw badRequest('invalid_schema', `schema must describe an object (type "object"), not type ${JSON.stringify(schema.type)}.`);
   }
   if (!isObject(schema.properties) || Object.keys(schema.properties).length === 0) {
-    throw badRequest('invalid_schema', 'schema must list the fields to export under "properties", e.g. a Pydantic model\'s model_json_schema().');
+    throw badRequest('invalid_schema', 'The schema must list its fields under "properties", e.g. a Pydantic model\'s model_json_schema().');
   }
   const defs = { ...(isObject(schema.definitions) ? schema.definitions : {}), ...(isObject(schema.$defs) ? schema.$defs : {}) };
   const properties: Record<string, ExtractionProperty> = {};
@@ -49,7 +49,7 @@ export function readExportSchema(input: unknown): ExportSchema {
   if (Object.keys(properties).length === 0) {
     throw badRequest(
       'invalid_schema',
-      `No field of the schema can be exported: ${unsupported.map((u) => `${u.field} (${u.reason})`).join('; ')}. Use string, enum, number, integer, boolean or list-of-strings fields.`,
+      `No field of the schema can be filled: ${unsupported.map((u) => `${u.field} (${u.reason})`).join('; ')}. Use string, enum, number, integer, boolean or list-of-strings fields.`,
     );
   }
   const extraction: ExtractionSchema = { type: 'object', properties };

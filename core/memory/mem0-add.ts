@@ -1,5 +1,6 @@
 import { badRequest } from '../../lib/errors.js';
 import { parseCustomCategories } from './categories.js';
+import { readExportSchema } from './export-schema.js';
 import type { AddMemoriesInput } from './memories.js';
 import { ENTITY_IDS, type EntityIds } from './rows.js';
 
@@ -10,13 +11,15 @@ export type Mem0AddBody = AddMemoriesInput & { filters?: EntityIds } & Record<st
  * The add Cairn performs for a mem0 add body: entity ids from `filters` (mem0's v3 clients put
  * them there) joined with the top-level ones, which may repeat them but not contradict them;
  * `custom_categories` as the memories' catalogue; `custom_instructions` (and, for an agent's
- * memories, `agent_custom_instructions`) as the instructions of the model picking the facts.
+ * memories, `agent_custom_instructions`) as the instructions of the model picking the facts;
+ * `structured_data_schema` read as the values to extract onto the memories (400 `invalid_schema`).
  */
 export function mem0Add(body: Mem0AddBody): AddMemoriesInput {
   const { messages, metadata, timestamp, infer, filters = {} } = body;
   const input: AddMemoriesInput = { messages };
   if (metadata !== undefined) input.metadata = metadata;
   if (body.custom_categories !== undefined) input.categories = parseCustomCategories(body.custom_categories);
+  if (body.structured_data_schema !== undefined) input.structuredSchema = readExportSchema(body.structured_data_schema);
   if (timestamp !== undefined) input.timestamp = timestamp;
   if (infer !== undefined) input.infer = infer;
   for (const key of ENTITY_IDS) {

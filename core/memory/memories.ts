@@ -4,6 +4,7 @@ import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filte
 import { badRequest, checkBatch, conflict, notFound } from '../../lib/errors.js';
 import { checkBatchSize, ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, newMemoryRow, requireEntity, type EntityIds, type MemoryFields, type MemoryOwner } from './rows.js';
 import type { MemorySearch } from './search.js';
+import type { ExportSchema } from './export-schema.js';
 import { summarize, type MemorySummary } from './summary.js';
 
 export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
@@ -18,6 +19,8 @@ export interface AddMemoriesInput extends MemoryOwner {
   infer?: boolean;
   /** With infer: the caller's instructions to the model picking the facts (mem0's custom_instructions). */
   instructions?: string;
+  /** mem0's `structured_data_schema`: the values to extract from the messages onto each memory the add stores. */
+  structuredSchema?: ExportSchema;
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -32,6 +35,8 @@ export interface MemoryView extends MemoryFields {
   /** mem0's feedback on the memory (POST /v1/feedback), null when none. */
   feedback: MemoryFeedback | null;
   feedback_reason: string | null;
+  /** The values its add's `structured_data_schema` asked for (null when not stated), or null when the add named none. */
+  structured_data: Record<string, unknown> | null;
 }
 
 export interface HistoryView {
@@ -250,5 +255,6 @@ function memoryView(row: MemoryRow): MemoryView {
     embedding_error: row.embedding_error,
     feedback: row.feedback ?? null,
     feedback_reason: row.feedback_reason ?? null,
+    structured_data: row.structured_data ? (JSON.parse(row.structured_data) as Record<string, unknown>) : null,
   };
 }

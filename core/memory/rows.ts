@@ -16,6 +16,8 @@ export type EntityIds = Partial<Record<(typeof ENTITY_IDS)[number], string>>;
 export interface MemoryOwner extends EntityIds {
   metadata?: Record<string, unknown>;
   categories?: readonly Category[];
+  /** The values the add's `structured_data_schema` asked for, extracted from its messages. */
+  structured_data?: Record<string, unknown>;
 }
 
 /** The most records or memories one batch request stores (one transaction). */
@@ -55,7 +57,7 @@ export function memoryCollection(embedders: Embedders, model: string): Promise<C
 /** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
 export function newMemoryRow(
   projectId: string,
-  input: EntityIds & { metadata?: Record<string, unknown>; categories?: readonly Category[] },
+  input: MemoryOwner,
   memory: string,
   typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
   eventTime?: number,
@@ -79,6 +81,7 @@ export function newMemoryRow(
     term_count: MemoryKeywords.length(memory),
     categories: null,
     category_set: input.categories ? JSON.stringify(input.categories) : null,
+    structured_data: input.structured_data ? JSON.stringify(input.structured_data) : null,
     created_at: eventTime ?? now,
     updated_at: now,
   };

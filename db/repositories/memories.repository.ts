@@ -35,6 +35,8 @@ export interface MemoryRow {
   categories?: string | null;
   /** The catalogue the memory is categorized by (JSON `Category[]`, its add's `custom_categories`); null for the default one. */
   category_set?: string | null;
+  /** The values its add's `structured_data_schema` asked for (a JSON object), null when none. */
+  structured_data?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */

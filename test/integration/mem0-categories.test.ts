@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
-import { mem0Client } from '../mem0-client.js';
+import { PROFILE, startRuntime, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { mem0Tenant } from '../mem0-client.js';
 
 // mem0's categories through its own JavaScript client: each memory is given the categories of its
 // catalogue (mem0's default 15, or its add's custom_categories) closest to it when it is indexed,
@@ -29,11 +29,8 @@ describe(`mem0 categories (${PROFILE})`, function () {
 
   before(async () => {
     t = await startRuntime();
-    const { key } = await newProject(t);
-    auth = token(key);
-    ({ client, close } = await mem0Client<Mem0Client>(t, key));
-    const b = await newProject(t);
-    other = { auth: token(b.key), ...(await mem0Client<Mem0Client>(t, b.key)) };
+    ({ auth, client, close } = await mem0Tenant<Mem0Client>(t));
+    other = await mem0Tenant<Mem0Client>(t);
   });
   after(async () => {
     await close?.();

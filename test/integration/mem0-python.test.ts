@@ -184,12 +184,13 @@ describe(`mem0 Python client (${PROFILE})`, function () {
           custom_instructions: 'Keep hobbies.',
           agent_custom_instructions: 'Keep preferences.',
           expiration_date: '2030-01-01',
-          structured_data_schema: { type: 'object' },
+          structured_data_schema: { type: 'object', properties: { hobby: { type: 'string', description: 'what the user does for fun' } } },
         });
         expect(added.results.map((m) => [m.event, m.memory, m.user_id])).to.deep.equal([['ADD', 'I keep bees on the roof.', user]]);
         const stored = added.results[0] as Memory;
         expect(Date.parse(stored.created_at)).to.equal(timestamp * 1000);
         expect(stored.metadata).to.deep.equal({ source: 'python' });
+        expect(Object.keys((stored as Memory & { structured_data: Record<string, Json> }).structured_data)).to.deep.equal(['hobby']);
         // a plain string is one user message; infer (the default) keeps the user's statement
         const inferred = await py.ok<{ results: Memory[] }>(kind, 'add', ['I restore old sailboats.'], { filters: { user_id: user } });
         expect(inferred.results.map((m) => [m.event, m.memory])).to.deep.equal([['ADD', 'I restore old sailboats']]);
