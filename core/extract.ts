@@ -77,7 +77,7 @@ export class RecordExtraction {
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
-    for (const key of [...ENTITY_IDS, 'metadata'] as const) {
+    for (const key of [...ENTITY_IDS, 'metadata', 'expiration_date'] as const) {
       if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
     }
     if (eventTime !== undefined) payload.eventTime = eventTime;
@@ -90,8 +90,8 @@ export class RecordExtraction {
     try {
       const extractor = this.extractors.get(payload.model);
       const facts = await extractor.facts(payload.messages);
-      const { user_id, agent_id, run_id, app_id, metadata, eventTime } = payload;
-      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata }, facts, extractor, eventTime);
+      const { user_id, agent_id, run_id, app_id, metadata, expiration_date, eventTime } = payload;
+      const results = await this.decisions.remember(payload.projectId, { user_id, agent_id, run_id, app_id, metadata, expiration_date }, facts, extractor, eventTime);
       return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);

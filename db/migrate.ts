@@ -19,6 +19,7 @@ import * as memoryMessages from './migrations/0017_memory_messages.js';
 import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_indexes.js';
 import * as memoryFeedback from './migrations/0019_memory_feedback.js';
 import * as webhooks from './migrations/0020_webhooks.js';
+import * as memoryExpiration from './migrations/0022_memory_expiration.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -42,6 +43,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0018_keyword_covering_indexes', keywordCoveringIndexes],
   ['0019_memory_feedback', memoryFeedback],
   ['0020_webhooks', webhooks],
+  ['0022_memory_expiration', memoryExpiration],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -194,7 +194,7 @@ export class Runtime {
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
     this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders, memoryEmbedModel);
-    this.retention = new Retention(this.repositories.schemas, memories, this.records);
+    this.retention = new Retention(this.repositories.schemas, memories, this.records, { expiryGraceDays: config.memoryExpiryGraceDays });
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);

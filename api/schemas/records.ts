@@ -53,7 +53,10 @@ export const EXTRACT_RECORD = Type.Object(
 );
 
 /** The fields a memory-search result has, which `fields` may pick from. */
-export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'created_at', 'updated_at', 'score'] as const;
+export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'expiration_date', 'created_at', 'updated_at', 'score'] as const;
+
+/** mem0's `show_expired` (get_all and search). */
+export const SHOW_EXPIRED = Type.Optional(Type.Boolean({ default: false, description: 'Also return memories past their expiration_date.' }));
 
 /** `POST /v3/memories/search`. */
 export const SEARCH_MEMORIES = Type.Object(
@@ -77,6 +80,7 @@ export const SEARCH_MEMORIES = Type.Object(
     ),
     output_format: Type.Optional(StringEnum(['v1.0', 'v1.1'], { description: "Accepted for mem0's clients; the answer is always {results: [...]}." })),
     rerank: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients, not used: results are ranked by mode (hybrid fuses dense, keyword and time), no reranker runs after." })),
+    show_expired: SHOW_EXPIRED,
     fields: Type.Optional(
       Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
         minItems: 1,
@@ -115,6 +119,7 @@ export const SEARCH_RESULT = {
     memory: { type: 'string' },
     user_id: { type: ['string', 'null'] },
     metadata: { type: 'object', description: 'Your metadata, plus schema, schema_version, record_id and record for typed records.' },
+    expiration_date: { type: ['string', 'null'], format: 'date' },
     created_at: { type: 'string', format: 'date-time' },
     score: { type: 'number' },
   },

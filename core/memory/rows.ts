@@ -14,6 +14,8 @@ export type EntityIds = Partial<Record<(typeof ENTITY_IDS)[number], string>>;
 /** Whom free-form memories belong to, and the metadata they carry. */
 export interface MemoryOwner extends EntityIds {
   metadata?: Record<string, unknown>;
+  /** mem0's expiration: the last day ('YYYY-MM-DD', UTC) the memories are shown; null or absent, never. */
+  expiration_date?: string | null;
 }
 
 /** The most records or memories one batch request stores (one transaction). */
@@ -45,7 +47,7 @@ export function memoryCollection(embedders: Embedders, model: string): Promise<C
 /** A fresh memory row (free-form unless `typed` gives its schema and values), pending indexing. */
 export function newMemoryRow(
   projectId: string,
-  input: EntityIds & { metadata?: Record<string, unknown> },
+  input: MemoryOwner,
   memory: string,
   typed: Pick<MemoryRow, 'schema_id' | 'schema_name' | 'schema_version' | 'record'> = { schema_id: null, schema_name: null, schema_version: null, record: null },
   eventTime?: number,
@@ -63,6 +65,7 @@ export function newMemoryRow(
     run_id: input.run_id ?? null,
     app_id: input.app_id ?? null,
     metadata: JSON.stringify(input.metadata ?? {}),
+    expiration_date: input.expiration_date ?? null,
     revision: 1,
     embedding_status: 'pending',
     embedding_error: null,
@@ -89,6 +92,8 @@ export interface MemoryFields {
   run_id: string | null;
   app_id: string | null;
   metadata: Record<string, unknown>;
+  /** The last day ('YYYY-MM-DD', UTC) lists and search show the memory; null: never expires. */
+  expiration_date: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -112,6 +117,7 @@ export function memoryFields(row: MemoryRow): MemoryFields {
     run_id: row.run_id,
     app_id: row.app_id,
     metadata,
+    expiration_date: row.expiration_date ?? null,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

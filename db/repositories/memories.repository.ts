@@ -31,6 +31,8 @@ export interface MemoryRow {
   feedback?: MemoryFeedback | null;
   /** Why the feedback was given, as the caller said. */
   feedback_reason?: string | null;
+  /** mem0's expiration date ('YYYY-MM-DD', UTC): hidden from lists and search after it; null, never. */
+  expiration_date?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -149,7 +151,7 @@ export class MemoriesRepository {
     projectId: string,
     id: string,
     revision: number,
-    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'>,
+    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>,
   ): Promise<number> {
     return trx('memories')
       .where({ project_id: projectId, id, revision })
@@ -180,6 +182,22 @@ export class MemoriesRepository {
       .limit(limit)
       .select('id')) as Array<{ id: string }>;
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Memories whose expiration date is before `day` ('YYYY-MM-DD'), in one project or all, the
+   * longest expired first; read through the expiration index.
+   */
+  async expiredBefore(day: string, limit: number, projectId?: string): Promise<Array<{ project_id: string; id: string }>> {
+    const query = this.db('memories').where('expiration_date', '<', day);
+    if (projectId !== undefined) query.where('project_id', projectId);
+    return (await query
+      .orderBy([
+        { column: 'expiration_date', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select('project_id', 'id')) as Array<{ project_id: string; id: string }>;
   }
 
   /**
