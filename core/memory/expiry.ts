@@ -23,6 +23,6 @@ export function shownMemories(showExpired: boolean | undefined, now: number = no
  */
 export function eventTimeOf(timestamp: number | string): number {
   if (typeof timestamp === 'number') return Math.round(timestamp * 1000);
-  if (!timestamp.includes('T')) return Date.parse(`${timestamp}T00:00:00Z`);
-  return Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(timestamp) ? timestamp : `${timestamp}Z`);
+  const [date, time = '00:00:00'] = timestamp.split(/[Tt ]/);
+  return Date.parse(`${date}T${/(Z|[+-]\d\d:?\d\d)$/i.test(time) ? time : `${time}Z`}`);
 }
