@@ -272,12 +272,19 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect(await countOf(user)).to.equal(1);
       });
 
-      it("delete_all: every memory of the user, and only that user's", async () => {
+      it("delete_all: every memory of the user, and only that user's, named directly or under filters", async () => {
         const user = unique('py-delete-all');
         const other = unique('py-keep');
         await seed(user, ['One.', 'Two.']);
         await seed(other, ['Three.']);
         expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { user_id: user })).message).to.match(/^2 memories deleted/);
+        expect(await countOf(user)).to.equal(0);
+        expect(await countOf(other)).to.equal(1);
+        // the owner under filters, as DeleteAllMemoryOptions documents it; a filter on anything else is a 400
+        await seed(user, ['Four.']);
+        const refused = await py.call(kind, 'delete_all', [], { filters: { metadata: 'x' } });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { filters: { user_id: user } })).message).to.match(/^1 memories deleted/);
         expect(await countOf(user)).to.equal(0);
         expect(await countOf(other)).to.equal(1);
       });
@@ -335,18 +342,6 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect((await py.ok<{ message: string }>(kind, 'delete', [memory?.id as string], { delete_linked: true })).message).to.match(/deleted/);
         expect((await py.call(kind, 'get', [memory?.id as string])).error).to.include({ type: 'MemoryNotFoundError', status: 404 });
         expect(await countOf(user)).to.equal(1);
-      });
-
-      it('delete_all: filters={"user_id": ...} deletes that user\'s memories; a filter on anything else is a 400', async () => {
-        const user = unique('py-delete-filters');
-        const other = unique('py-keep');
-        await seed(user, ['One.', 'Two.']);
-        await seed(other, ['Three.']);
-        const refused = await py.call(kind, 'delete_all', [], { filters: { metadata: 'x' } });
-        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
-        expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { filters: { user_id: user } })).message).to.match(/^2 memories deleted/);
-        expect(await countOf(user)).to.equal(0);
-        expect(await countOf(other)).to.equal(1);
       });
 
       it('users: the entities that have memories, with their counts', async () => {
