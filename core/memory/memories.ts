@@ -6,6 +6,8 @@ import { checkBatchSize, ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryField
 import type { MemorySearch } from './search.js';
 import { summarize, type MemorySummary } from './summary.js';
 import { eventTimeOf, shownMemories } from './expiry.js';
+import { nowMs } from '../../lib/time.js';
+import { utcDay } from '../usage.js';
 
 export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
 import type { MemoryWrites } from './writes.js';
@@ -87,7 +89,7 @@ export class Memories {
     let fresh = distinct(texts);
     if (options.skipKnown && fresh.length > 0) {
       const pinned = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
-      const known = await this.rows.knownTexts(projectId, pinned, fresh);
+      const known = await this.rows.knownTexts(projectId, pinned, fresh, utcDay(nowMs()));
       fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
     }
     const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
@@ -238,12 +240,14 @@ export class Memories {
   /**
    * mem0 add with infer: for each fact, the entity's free-form memories it is compared with — the
    * `topK` search finds for it, and the entity's newest memories not indexed yet, which search
-   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their values.
+   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their
+   * values; so are expired memories, which search does not show either.
    */
   async related(projectId: string, owner: EntityIds, facts: string[], topK: number): Promise<RelatedMemory[][]> {
     const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
     const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
-    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed');
+    const shown = shownMemories(false);
+    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed' && shown(r));
     const hits = await Promise.all(facts.map((query) => this.memorySearch.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
     const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
     return hits.map((matches) => {

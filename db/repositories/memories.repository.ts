@@ -131,12 +131,17 @@ export class MemoriesRepository {
       .first()) as MemoryRow | undefined;
   }
 
-  /** Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring case. */
-  async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[]): Promise<Set<string>> {
+  /**
+   * Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring
+   * case; memories expired before `today` ('YYYY-MM-DD') do not count, as lists and search no
+   * longer show them.
+   */
+  async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[], today: string): Promise<Set<string>> {
     if (texts.length === 0) return new Set();
     const rows = (await this.db('memories')
       .where({ project_id: projectId, ...filter })
       .whereNull('schema_name')
+      .where((q) => q.whereNull('expiration_date').orWhere('expiration_date', '>=', today))
       .whereIn(this.db.raw('lower(memory)') as unknown as string, texts.map((t) => t.toLowerCase()))
       .select('memory')) as Array<{ memory: string }>;
     return new Set(rows.map((r) => r.memory.toLowerCase()));

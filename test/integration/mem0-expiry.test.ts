@@ -104,6 +104,13 @@ describe(`mem0 memory expiration (${PROFILE})`, function () {
     const moved = await client.add(messages(['My favourite colour is green!']), { userId: user, expirationDate: '2999-01-01' });
     expect(moved.results.map((m) => [m.id, m.memory, m.expirationDate])).to.deep.equal([[blue.id, 'My favourite colour is green', '2999-01-01']]);
     expect((await client.get(blue.id)).expirationDate).to.equal('2999-01-01');
+
+    // an expired memory is out of the comparison: said again, the fact is stored anew and shown
+    const [permit] = (await client.add(messages(['I have a parking permit']), { userId: user, infer: false, expirationDate: day(-1) })).results as [Mem0Memory];
+    const again = await client.add(messages(['I have a parking permit.']), { userId: user });
+    expect(again.results.map((m) => [m.memory, m.expirationDate])).to.deep.equal([['I have a parking permit', null]]);
+    expect(again.results[0]?.id).to.not.equal(permit.id);
+    expect(texts(await getAll(user))).to.include('I have a parking permit');
   });
 
   it('fills top_k from unexpired memories when expired ones rank first', async () => {
