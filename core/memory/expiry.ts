@@ -10,7 +10,7 @@ import { utcDay } from '../usage.js';
  */
 
 /** Whether a memory is shown on `today` ('YYYY-MM-DD'): no date, or a date not before it. */
-export const unexpiredOn = (today: string) => (row: Pick<MemoryRow, 'expiration_date'>): boolean => row.expiration_date == null || row.expiration_date >= today;
+const unexpiredOn = (today: string) => (row: Pick<MemoryRow, 'expiration_date'>): boolean => row.expiration_date == null || row.expiration_date >= today;
 
 /** What lists and search keep: every memory with `showExpired`, else those not expired today (UTC). */
 export function shownMemories(showExpired: boolean | undefined, now: number = nowMs()): (row: Pick<MemoryRow, 'expiration_date'>) => boolean {
