@@ -1,7 +1,7 @@
 import type { Retention } from '../core/retention.js';
 import type { JobHandler } from '../contracts/jobs/handlers.js';
 
-/** `retention.sweep`: deletes records past their schema's retention (one project, or all). */
+/** `retention.sweep`: deletes records past their schema's retention and memories long expired (one project, or all). */
 export const retentionSweepJob =
   (retention: Retention): JobHandler<'retention.sweep'> =>
   async (payload, ctx) => {
