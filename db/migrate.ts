@@ -23,6 +23,7 @@ import * as memoryExports from './migrations/0021_memory_exports.js';
 import * as memoryExpiration from './migrations/0022_memory_expiration.js';
 import * as memoryCategories from './migrations/0023_memory_categories.js';
 import * as memoryStructuredData from './migrations/0024_memory_structured_data.js';
+import * as webhookDeliveryLog from './migrations/0025_webhook_delivery_log.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -50,6 +51,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0022_memory_expiration', memoryExpiration],
   ['0023_memory_categories', memoryCategories],
   ['0024_memory_structured_data', memoryStructuredData],
+  ['0025_webhook_delivery_log', webhookDeliveryLog],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

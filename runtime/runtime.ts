@@ -288,7 +288,7 @@ export class Runtime {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
       'memory.index': memoryIndexJob(this.memoryIndexer),
-      'retention.sweep': retentionSweepJob(this.retention),
+      'retention.sweep': retentionSweepJob(this.retention, this.webhooks, this.config.webhookLogDays),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),
       'document.process': documentProcessJob(this.knowledge),
