@@ -99,7 +99,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
       ...invalid,
     },
     async handler(ctx) {
-      const { page = 1, page_size = 50 } = ctx.state.query ?? {};
+      const { page, page_size } = ctx.state.query;
       const { filters, categories } = ctx.state.body;
       const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size);
       // Absolute links on the origin the client called, as mem0's client follows them (Koa's
