@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newProject, PROFILE, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
+import { TestIssuer } from '../oidc-issuer.js';
 
 // Every list answers at most 50 rows when asked without `limit` (the documented default), and
 // `offset` reaches the rest. Each list gets 51+ rows, written through the API where that is cheap
@@ -14,17 +15,30 @@ describe(`list paging (${PROFILE})`, function () {
   let t: TestRuntime;
   let auth: string;
   let projectId: string;
+  let issuer: TestIssuer;
 
   before(async () => {
+    issuer = await TestIssuer.start();
     // not started: no job runs, so the rows stay as written
-    t = await startRuntime({ start: false, env: { SECRETS_KEY: randomBytes(32).toString('base64'), TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
+    t = await startRuntime({
+      start: false,
+      env: {
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+        TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+        OIDC_ISSUER: issuer.url,
+        OIDC_AUDIENCE: issuer.audience,
+      },
+    });
     const project = await newProject(t);
     projectId = project.projectId;
     auth = token(project.key);
   });
-  after(() => t.close());
+  after(async () => {
+    await t?.close();
+    await issuer?.close();
+  });
 
-  const get = (path: string) => t.http.get(path).set('Authorization', auth);
+  const get = (path: string, authorization = auth) => t.http.get(path).set('Authorization', authorization);
   /** Sends `count` requests built by `request(i)`, one after another, each expected to succeed. */
   async function each(count: number, request: (i: number) => Promise<{ status: number; text: string }>): Promise<void> {
     for (let i = 0; i < count; i += 1) {
@@ -34,11 +48,16 @@ describe(`list paging (${PROFILE})`, function () {
   }
 
   /** The list at `path` answers 50 rows without parameters and the rest from offset 50, none twice. */
-  async function expectDefaultPage(path: string, field: string, total: number, key = (row: Record<string, unknown>) => row.id ?? row.name): Promise<void> {
-    const first = await get(path);
+  async function expectDefaultPage(
+    path: string,
+    field: string,
+    total: number,
+    { key = (row: Record<string, unknown>) => row.id ?? row.name, authorization = auth } = {},
+  ): Promise<void> {
+    const first = await get(path, authorization);
     expect(first.status, first.text.slice(0, 300)).to.equal(200);
     expect(first.body[field]).to.have.length(DEFAULT_LIMIT);
-    const next = await get(`${path}${path.includes('?') ? '&' : '?'}offset=${DEFAULT_LIMIT}`);
+    const next = await get(`${path}${path.includes('?') ? '&' : '?'}offset=${DEFAULT_LIMIT}`, authorization);
     expect(next.status).to.equal(200);
     expect(next.body[field]).to.have.length(total - DEFAULT_LIMIT);
     const ids = [...first.body[field], ...next.body[field]].map(key);
@@ -105,7 +124,7 @@ describe(`list paging (${PROFILE})`, function () {
       const res = await t.http.post(`/v1/schemas/${name}`).set('Authorization', auth).send({ json_schema: jsonSchema(i) });
       expect(res.status, res.text.slice(0, 300)).to.be.oneOf([200, 201]);
     }
-    await expectDefaultPage(`/v1/schemas/${name}/versions`, 'versions', ROWS, (v) => v.version);
+    await expectDefaultPage(`/v1/schemas/${name}/versions`, 'versions', ROWS, { key: (v) => v.version });
   });
 
   it('GET /v1/records/{schema}', async () => {
@@ -168,5 +187,17 @@ describe(`list paging (${PROFILE})`, function () {
       ),
     );
     await expectDefaultPage(`/api/v1/webhooks/${webhookId}/deliveries`, 'results', ROWS);
+  });
+
+  it('GET /projects/{owner}/{project}/versions and /members', async () => {
+    const owner = unique('owner');
+    const base = `/projects/${owner}/${unique('app')}`;
+    const asOwner = TestIssuer.bearer(await issuer.token(owner));
+    const spec = { name: 'app', agents: [{ name: 'support', model: 'local' }] };
+    await each(ROWS, (i) => t.http.post(`${base}/versions`).set('Authorization', asOwner).send({ version: `1.0.${i}`, spec }));
+    await expectDefaultPage(`${base}/versions`, 'versions', ROWS, { key: (v) => v.version, authorization: asOwner });
+
+    await each(ROWS, (i) => t.http.put(`${base}/members/member-${i}`).set('Authorization', asOwner));
+    await expectDefaultPage(`${base}/members`, 'members', ROWS, { authorization: asOwner });
   });
 });
