@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { newProject, PROFILE, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
+import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { TestIssuer } from '../oidc-issuer.js';
 
 // Every list answers at most 50 rows when asked without `limit` (the documented default), and
@@ -33,7 +33,11 @@ describe(`list paging (${PROFILE})`, function () {
     projectId = project.projectId;
     auth = token(project.key);
   });
-  after(async () => {
+  after(async function () {
+    this.timeout(120_000);
+    // run the jobs the documents and records queued, so no later test's relay inherits them
+    await t.runtime.start();
+    await waitFor(async () => (await t.runtime.repositories.outbox.countPending()) === 0, { timeoutMs: 100_000, message: 'outbox drained' });
     await t?.close();
     await issuer?.close();
   });
