@@ -1,12 +1,14 @@
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { Runtime } from '../runtime/runtime.js';
+import { adminSessionKeys } from './middleware/admin-session.js';
 import { requireAdmin, requireApiKey, requireIdToken } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { wellFormedUri } from './middleware/uri.js';
 import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
+import { adminSignIn } from './routes/admin-sign-in.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
@@ -37,6 +39,8 @@ export function routesOf(app: Koa): readonly RouteSpec[] {
 export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.silent = true;
+  // the admin session cookie's signing keys (see adminSessionKeys for why they come from the token)
+  if (runtime.config.adminToken !== null) app.keys = adminSessionKeys(runtime.config.adminToken);
   const catalog = new RouteCatalog();
   const router = new Router();
   const guards: Record<RouteAuth, Middleware> = {
@@ -75,6 +79,7 @@ export function createApp(runtime: Runtime): Koa {
   app.use(requestContext(runtime.log, runtime.metrics));
   app.use(errorHandler());
   app.use(wellFormedUri());
+  app.use(adminSignIn(runtime.config.adminToken));
   if (board) app.use(board);
   app.use(router.routes());
   // Sets 405 (or 501 for a method no route uses) with Allow; the error handler answers both as 405.

@@ -135,11 +135,16 @@ const NO_QUERY = ajv.compile({ type: 'object', additionalProperties: false, prop
 
 /**
  * Query strings arrive as strings: turn the ones the schema declares numeric or boolean into
- * numbers and booleans (leaving anything unparsable for the validator to reject).
+ * numbers and booleans (leaving anything unparsable for the validator to reject), and give each
+ * parameter left out the default its schema documents (a list's `limit` of 50). The one ajv runs
+ * without `useDefaults`, so request bodies reach handlers as sent; a query is filled in here.
  */
 export function coerceQuery(schema: JsonSchema, query: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
+  const properties = (schema.properties ?? {}) as Record<string, { type?: string; default?: unknown }>;
   const out: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries(properties)) {
+    if (property.default !== undefined) out[key] = structuredClone(property.default);
+  }
   for (const [key, raw] of Object.entries(query)) {
     const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     const type = properties[key]?.type;

@@ -1,8 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { ApiKeys } from '../../core/api-keys.js';
 import type { OidcVerifier } from '../../core/registry/identity.js';
 import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors.js';
+import { ADMIN_SIGN_IN_PATH, hasAdminSession, startAdminSession, wantsPage } from './admin-session.js';
 import { requestLog } from './request-context.js';
 
 /** `Authorization: Token <API_KEY>`: resolves the project the key belongs to. */
@@ -56,13 +57,19 @@ export function requireIdToken(verifier: OidcVerifier): Middleware {
 }
 
 /**
- * Admin endpoints (`ADMIN_TOKEN`): `Authorization: Bearer <token>`, or Basic auth with the token as
- * password so a browser can open Bull Board.
+ * Admin endpoints (`ADMIN_TOKEN`): the session cookie the sign-in page sets, `Authorization:
+ * Bearer <token>`, or Basic auth with the token as password. A page load without any of them is
+ * sent to the sign-in page (unless `challengePages`, for the page that asks with the browser's
+ * password prompt); anything else gets a 401 with a Basic challenge. A page loaded with Basic credentials also
+ * signs the browser in, so the board's own fetches (which a browser will not send URL credentials
+ * with) carry the cookie.
  */
-export function requireAdmin(adminToken: string | null): Middleware {
+export function requireAdmin(adminToken: string | null, { challengePages = false } = {}): Middleware {
   return async (ctx, next) => {
     if (adminToken === null) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
+    if (hasAdminSession(ctx)) return next();
     const header = ctx.get('authorization');
+    if (header === '' && wantsPage(ctx) && !challengePages) return ctx.redirect(ADMIN_SIGN_IN_PATH);
     let presented: string | null = null;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const basic = /^Basic\s+(\S+)\s*$/i.exec(header);
@@ -76,12 +83,16 @@ export function requireAdmin(adminToken: string | null): Middleware {
         'WWW-Authenticate': 'Basic realm="cairn-admin", charset="UTF-8"',
       });
     }
+    if (basic && wantsPage(ctx)) startAdminSession(ctx);
     await next();
   };
 }
 
-function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
+/**
+ * Compares a presented secret with the expected one in time that depends on neither where they
+ * differ nor how long the presented one is (both are hashed to the same length first).
+ */
+export function sameSecret(presented: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
 }

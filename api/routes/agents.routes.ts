@@ -62,7 +62,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     query: PAGING_QUERY,
     responses: { 200: { description: 'Agents', schema: { type: 'object', properties: { agents: { type: 'array', items: AGENT_VIEW } } } } },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { agents: (await agents.list(ctx.state.principal.projectId, limit, offset)).map(showAgent) };
     },
   });
@@ -326,7 +326,7 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
       ...errors(),
     },
     async handler(ctx) {
-      const { limit = 50, offset = 0, conversation_id } = ctx.state.query ?? {};
+      const { limit, offset, conversation_id } = ctx.state.query;
       ctx.body = { runs: (await chat.runs(ctx.state.principal.projectId, String(ctx.params.name), limit, offset, conversation_id)).map(showRun) };
     },
   });

@@ -43,7 +43,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeys }): RouteSpec[] {
       200: { description: 'Keys', schema: { type: 'object', properties: { api_keys: { type: 'array', items: KEY_VIEW } } } },
     },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       const keys = await apiKeys.list(ctx.state.principal.projectId, limit, offset);
       ctx.body = { api_keys: keys.map(show) };
     },

@@ -47,7 +47,7 @@ export function indexRoutes({ indexes }: { indexes: Indexes }): RouteSpec[] {
     query: PAGING_QUERY,
     responses: { 200: { description: 'Indexes', schema: { type: 'object', properties: { indexes: { type: 'array', items: INDEX_VIEW } } } } },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { indexes: (await indexes.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });

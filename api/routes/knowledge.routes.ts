@@ -49,7 +49,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     query: PAGING_QUERY,
     responses: { 200: { description: 'Knowledge bases', schema: { type: 'object', properties: { knowledge_bases: { type: 'array', items: BASE_VIEW } } } } },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { knowledge_bases: (await knowledge.list(ctx.state.principal.projectId, limit, offset)).map(showBase) };
     },
   });
@@ -130,7 +130,7 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     query: PAGING_QUERY,
     responses: { 200: { description: 'Documents', schema: { type: 'object', properties: { documents: { type: 'array', items: DOCUMENT_VIEW } } } }, ...errors() },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { documents: (await knowledge.listDocuments(ctx.state.principal.projectId, String(ctx.params.name), limit, offset)).map(showDocument) };
     },
   });

@@ -101,7 +101,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
       ...invalid,
     },
     async handler(ctx) {
-      const { page = 1, page_size = 50 } = ctx.state.query ?? {};
+      const { page, page_size } = ctx.state.query;
       const { filters, categories, show_expired, start_date, end_date } = ctx.state.body;
       const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size, {
         showExpired: show_expired,

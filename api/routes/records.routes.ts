@@ -63,7 +63,7 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     query: LIST_RECORDS,
     responses: { 200: { description: 'Records', schema: { type: 'object', properties: { records: { type: 'array', items: RECORD_VIEW } } } }, ...errors },
     async handler(ctx) {
-      const { limit = 50, offset = 0, ...entities } = ctx.state.query ?? {};
+      const { limit, offset, ...entities } = ctx.state.query;
       const page = await records.list(ctx.state.principal.projectId, String(ctx.params.schema), entities, limit, offset);
       ctx.body = { records: page.map(showRecord) };
     },

@@ -68,7 +68,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
       ...errors('No such registry project'),
     },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { versions: (await registry.list(param(ctx, 'owner'), param(ctx, 'project'), limit, offset)).map(showVersion) };
     },
   });
@@ -187,7 +187,7 @@ export function registryRoutes({ registry }: { registry: Registry }): RouteSpec[
       ...errors('No such registry project'),
     },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       const owner = param(ctx, 'owner');
       ctx.body = { owner, members: (await registry.members(owner, param(ctx, 'project'), limit, offset)).map(showMember) };
     },

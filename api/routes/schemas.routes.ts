@@ -71,7 +71,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
     query: PAGING_QUERY,
     responses: { 200: { description: 'Schemas', schema: { type: 'object', properties: { schemas: { type: 'array', items: RECORD_SCHEMA_VIEW } } } } },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { schemas: (await schemas.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });
@@ -89,7 +89,7 @@ export function schemaRoutes({ schemas }: { schemas: Schemas }): RouteSpec[] {
       ...errors({ 404: 'No such schema' }),
     },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { versions: (await schemas.versions(ctx.state.principal.projectId, String(ctx.params.name), limit, offset)).map(show) };
     },
   });

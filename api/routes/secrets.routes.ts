@@ -43,7 +43,7 @@ export function secretRoutes({ secrets }: { secrets: Secrets }): RouteSpec[] {
     query: PAGING_QUERY,
     responses: { 200: { description: 'Secrets', schema: { type: 'object', properties: { secrets: { type: 'array', items: SECRET_VIEW } } } } },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { secrets: (await secrets.list(ctx.state.principal.projectId, limit, offset)).map(show) };
     },
   });

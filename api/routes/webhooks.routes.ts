@@ -103,7 +103,7 @@ export function webhookRoutes({ webhooks }: { webhooks: Webhooks }): RouteSpec[]
     query: PAGING_QUERY,
     responses: { 200: { description: 'Deliveries', schema: { type: 'object', properties: { results: { type: 'array', items: DELIVERY_VIEW } } } }, ...invalid, ...notFoundResponse },
     async handler(ctx) {
-      const { limit = 50, offset = 0 } = ctx.state.query ?? {};
+      const { limit, offset } = ctx.state.query;
       ctx.body = { results: await webhooks.deliveries(ctx.state.principal.projectId, String(ctx.params.id), limit, offset) };
     },
   });

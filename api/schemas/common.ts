@@ -31,10 +31,20 @@ export const Dictionary = <T extends TSchema>(value: T, options: ObjectOptions =
  */
 export const MAX_OFFSET = 2_147_483_647;
 
+/**
+ * A query parameter a request may leave out, which then takes the schema's `default`: optional in
+ * the JSON Schema (and /openapi.json), always present for the handler, since `mount` gives a left-out
+ * query parameter its default before validating. Only for query schemas: bodies get no defaults.
+ */
+export const QueryDefault = <T extends TSchema>(schema: T): T => {
+  if (schema.default === undefined) throw new Error('QueryDefault needs a schema that declares its default.');
+  return Type.Optional(schema) as unknown as T;
+};
+
 /** Paging parameters every list accepts. */
 export const PAGING = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: `Default 0; at most ${MAX_OFFSET}.` })),
+  limit: QueryDefault(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most 100; default 50.' })),
+  offset: QueryDefault(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: `Default 0; at most ${MAX_OFFSET}.` })),
 };
 
 /** The query of a list that takes nothing but paging. */

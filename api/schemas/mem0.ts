@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORIES } from '../../core/memory/categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
-import { AnyObject } from './common.js';
+import { AnyObject, QueryDefault } from './common.js';
 import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
@@ -103,8 +103,8 @@ export const LIST_MEMORIES = Type.Object(
 /** `POST /v3/memories`: its page. */
 export const MEMORY_PAGE = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
-    page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    page: QueryDefault(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+    page_size: QueryDefault(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
   },
   { additionalProperties: false },
 );

@@ -15,6 +15,12 @@ describe('query coercion', () => {
     expect(coerceQuery(schema, { limit: 'ten', deep: 'yes' })).to.deep.equal({ limit: 'ten', deep: 'yes' });
     expect(coerceQuery(schema, { limit: ['1', '2'] })).to.deep.equal({ limit: 2 });
   });
+
+  it('gives a parameter left out the default its schema documents', () => {
+    const paging = { type: 'object', properties: { limit: { type: 'integer', default: 50 }, offset: { type: 'integer', default: 0 } } };
+    expect(coerceQuery(paging, {})).to.deep.equal({ limit: 50, offset: 0 });
+    expect(coerceQuery(paging, { limit: '7' })).to.deep.equal({ limit: 7, offset: 0 });
+  });
 });
 
 describe('validation errors', () => {
