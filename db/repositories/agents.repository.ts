@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isUniqueViolation } from './indexes.repository.js';
 
 export interface AgentRow {
   id: string;
@@ -193,13 +194,20 @@ export class AgentsRepository {
   }
 
   /** Inserts or replaces a secret; true when it is new. */
+  /**
+   * Stores a secret, or replaces its value; true when it was new. Insert first, update on the
+   * unique key: an update-then-insert transaction gap-locks the missing row in MariaDB, and two
+   * such puts of different new secrets at once deadlocked each other.
+   */
   async putSecret(row: SecretRow): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
-      const changed = await trx('secrets').where({ project_id: row.project_id, name: row.name }).update({ sealed: row.sealed, updated_at: row.updated_at });
-      if (changed > 0) return false;
-      await trx('secrets').insert(row);
+    try {
+      await this.db('secrets').insert(row);
       return true;
-    });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    await this.db('secrets').where({ project_id: row.project_id, name: row.name }).update({ sealed: row.sealed, updated_at: row.updated_at });
+    return false;
   }
 
   async deleteSecret(projectId: string, name: string): Promise<number> {

@@ -514,6 +514,17 @@ describe(`agent tools (${PROFILE})`, function () {
       await proc?.kill('SIGTERM');
     });
 
+    it('stores secrets put at once, new and replaced, each once', async () => {
+      const as = (req: supertest.Test) => req.set('Authorization', token(bootstrap));
+      const names = Array.from({ length: 8 }, () => unique('parallel-key'));
+      const first = await Promise.all(names.map((name) => as(api.put(`/v1/secrets/${name}`)).send({ value: `v1-${name}` })));
+      expect(first.map((r) => r.status)).to.deep.equal(names.map(() => 201));
+      const again = await Promise.all([...names, ...names].map((name) => as(api.put(`/v1/secrets/${name}`)).send({ value: `v2-${name}` })));
+      expect(again.map((r) => r.status)).to.deep.equal([...names, ...names].map(() => 200));
+      const listed = await as(api.get('/v1/secrets?limit=100'));
+      expect(listed.body.secrets.filter((s: { name: string }) => names.includes(s.name))).to.have.length(names.length);
+    });
+
     it('sends the secret to the tool and shows it in no response, run or log line', async () => {
       const secret = `sk-test-${randomBytes(16).toString('hex')}`;
       const name = unique('vendor-key');
