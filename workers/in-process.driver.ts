@@ -69,7 +69,7 @@ export class InProcessQueue implements QueueDriver {
       await this.acquire(queue);
       try {
         const log = this.log.child({ job: job.name, jobId: job.jobId, attempt: 1 });
-        return (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log })) as JobResult<N>;
+        return (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log }, job.trace)) as JobResult<N>;
       } finally {
         this.release(queue);
       }
@@ -139,11 +139,13 @@ export class InProcessQueue implements QueueDriver {
       counters.waiting -= 1;
       counters.active += 1;
       try {
-        await runJob(handlers, job.name, job.payload, {
-          attempt,
-          worker: this.worker,
-          log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
-        });
+        await runJob(
+          handlers,
+          job.name,
+          job.payload,
+          { attempt, worker: this.worker, log: this.log.child({ job: job.name, jobId: job.jobId, attempt }) },
+          job.trace,
+        );
         counters.completed += 1;
         if (attempt > 1) this.retryEarly(queue);
         return;
