@@ -81,7 +81,7 @@ interface Settings {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted JSON request body, in bytes. */
   bodyLimitBytes: number;
-  /** Redis key prefix of the queues and the key cache. */
+  /** `QUEUE_PREFIX` as set; Cairn's Redis keys start with it as a hash tag (`redisKeyPrefix`). */
   queuePrefix: string;
   /** Jobs a worker process runs at once, per queue. */
   workerConcurrency: number;
@@ -200,6 +200,16 @@ export function parsePrivateHostAllowance(raw: string | null, name = 'TOOL_ALLOW
     else allowance.names.push(canonical);
   }
   return { allowance, problems };
+}
+
+/**
+ * The start of every Redis key Cairn writes (queues, key cache, change counts, tool budgets):
+ * QUEUE_PREFIX as a Redis Cluster hash tag, `{cairn}`. Only the part in braces picks a key's
+ * hash slot, so all of a deployment's keys share one slot, which BullMQ's scripts need (they
+ * touch many keys of a queue at once) and which costs nothing on a single Redis node.
+ */
+export function redisKeyPrefix(queuePrefix: string): string {
+  return `{${queuePrefix}}`;
 }
 
 /** Thrown when the environment is invalid; lists every bad variable. */
