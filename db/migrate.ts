@@ -22,7 +22,7 @@ import * as webhooks from './migrations/0020_webhooks.js';
 import * as memoryExports from './migrations/0021_memory_exports.js';
 import * as memoryCategories from './migrations/0023_memory_categories.js';
 import * as memoryStructuredData from './migrations/0024_memory_structured_data.js';
-import * as outboxTrace from './migrations/0025_outbox_trace.js';
+import * as outboxTrace from './migrations/0026_outbox_trace.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -49,7 +49,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0021_memory_exports', memoryExports],
   ['0023_memory_categories', memoryCategories],
   ['0024_memory_structured_data', memoryStructuredData],
-  ['0025_outbox_trace', outboxTrace],
+  ['0026_outbox_trace', outboxTrace],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */
