@@ -78,7 +78,7 @@ export class RecordExtraction {
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
-    for (const key of [...ENTITY_IDS, 'metadata', 'instructions'] as const) {
+    for (const key of [...ENTITY_IDS, 'metadata', 'instructions', 'expiration_date'] as const) {
       if (input[key] !== undefined) Object.assign(payload, { [key]: input[key] });
     }
     if (input.categories !== undefined) payload.categories = [...input.categories];
@@ -98,8 +98,8 @@ export class RecordExtraction {
   async runInfer(payload: InferPayload): Promise<JobResults['memory.infer']> {
     try {
       const extractor = this.extractors.get(payload.model);
-      const { user_id, agent_id, run_id, app_id, metadata, categories, eventTime, structured } = payload;
-      const owner: MemoryOwner = { user_id, agent_id, run_id, app_id, metadata, categories };
+      const { user_id, agent_id, run_id, app_id, metadata, categories, expiration_date, eventTime, structured } = payload;
+      const owner: MemoryOwner = { user_id, agent_id, run_id, app_id, metadata, categories, expiration_date };
       if (structured) {
         const found = await extractor.extract(structured.schema as unknown as ExtractionSchema, { messages: payload.messages });
         owner.structured_data = Object.fromEntries(structured.fields.map((field) => [field, found[field] ?? null]));

@@ -89,7 +89,7 @@ export class MemoryDecisions {
       } else if (decision.event === 'UPDATE' && target?.memory.toLowerCase() === decision.text.toLowerCase()) {
         report({ ...view(target), event: 'NOOP' });
       } else {
-        const written = target ? await this.change(projectId, target, decision.event === 'UPDATE' ? decision.text : null) : null;
+        const written = target ? await this.change(projectId, target, decision.event === 'UPDATE' ? decision.text : null, owner.expiration_date) : null;
         if (written) report(written);
         else adds.push({ at, text: facts[at] as string });
       }
@@ -105,16 +105,16 @@ export class MemoryDecisions {
   }
 
   /**
-   * Rewrites (`text`) or deletes (null) a memory if it is still at the revision the decision
-   * read; null when it changed or went meanwhile.
+   * Rewrites (`text`, and the add's expiration date when it gave one) or deletes (null) a memory
+   * if it is still at the revision the decision read; null when it changed or went meanwhile.
    */
-  private async change(projectId: string, target: RelatedMemory, text: string | null): Promise<AddedMemory | null> {
+  private async change(projectId: string, target: RelatedMemory, text: string | null, expiration: string | null | undefined): Promise<AddedMemory | null> {
     try {
       if (text === null) {
         await this.memories.delete(projectId, target.id, target.revision);
         return { ...view(target), event: 'DELETE' };
       }
-      const updated = await this.memories.update(projectId, target.id, { text }, target.revision);
+      const updated = await this.memories.update(projectId, target.id, expiration === undefined ? { text } : { text, expiration_date: expiration }, target.revision);
       return { ...updated, event: 'UPDATE', previous_memory: target.memory };
     } catch (err) {
       if (err instanceof AppError && (err.status === 404 || err.status === 409)) return null;

@@ -20,8 +20,10 @@ import * as keywordCoveringIndexes from './migrations/0018_keyword_covering_inde
 import * as memoryFeedback from './migrations/0019_memory_feedback.js';
 import * as webhooks from './migrations/0020_webhooks.js';
 import * as memoryExports from './migrations/0021_memory_exports.js';
+import * as memoryExpiration from './migrations/0022_memory_expiration.js';
 import * as memoryCategories from './migrations/0023_memory_categories.js';
 import * as memoryStructuredData from './migrations/0024_memory_structured_data.js';
+import * as webhookDeliveryLog from './migrations/0025_webhook_delivery_log.js';
 import * as outboxTrace from './migrations/0026_outbox_trace.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
@@ -47,8 +49,10 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0019_memory_feedback', memoryFeedback],
   ['0020_webhooks', webhooks],
   ['0021_memory_exports', memoryExports],
+  ['0022_memory_expiration', memoryExpiration],
   ['0023_memory_categories', memoryCategories],
   ['0024_memory_structured_data', memoryStructuredData],
+  ['0025_webhook_delivery_log', webhookDeliveryLog],
   ['0026_outbox_trace', outboxTrace],
 ];
 

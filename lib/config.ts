@@ -93,6 +93,10 @@ interface Settings {
   shutdownTimeoutMs: number;
   /** How often records past their schema's retention are swept (`RETENTION_SWEEP_MS`). */
   retentionSweepMs: number;
+  /** Days a memory is kept (hidden) past its expiration date before the retention sweep deletes it (`MEMORY_EXPIRY_GRACE_DAYS`). */
+  memoryExpiryGraceDays: number;
+  /** Days a settled webhook delivery stays in its webhook's log (`WEBHOOK_LOG_DAYS`). */
+  webhookLogDays: number;
   /** How often the index reconciliation runs, once across all workers (`RECONCILE_INTERVAL_MS`). */
   reconcileIntervalMs: number;
   /** How long a row may stay pending before reconciliation queues its indexing again (`RECONCILE_GRACE_MS`). */
@@ -443,6 +447,8 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
     retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),
+    memoryExpiryGraceDays: int('MEMORY_EXPIRY_GRACE_DAYS', 30, 0, 36_500),
+    webhookLogDays: int('WEBHOOK_LOG_DAYS', 30, 1, 3_650),
     reconcileIntervalMs: int('RECONCILE_INTERVAL_MS', 60_000, 100, 24 * 3_600_000),
     reconcileGraceMs: int('RECONCILE_GRACE_MS', 60_000, 0, 24 * 3_600_000),
     otel: otelSettings(read, problems),

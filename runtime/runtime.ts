@@ -201,7 +201,7 @@ export class Runtime {
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
     this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders, memoryEmbedModel);
-    this.retention = new Retention(this.repositories.schemas, memories, this.records);
+    this.retention = new Retention(this.repositories.schemas, memories, this.records, { expiryGraceDays: config.memoryExpiryGraceDays });
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
@@ -293,7 +293,7 @@ export class Runtime {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
       'memory.index': memoryIndexJob(this.memoryIndexer),
-      'retention.sweep': retentionSweepJob(this.retention),
+      'retention.sweep': retentionSweepJob(this.retention, this.webhooks, this.config.webhookLogDays),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),
       'document.process': documentProcessJob(this.knowledge),

@@ -155,7 +155,8 @@ export class BullmqQueue implements QueueDriver {
     // every step is bounded by what is left of the caller's limit, so the whole request is too
     const events = await withTimeout(this.eventsOf(name), Math.min(left(), DISPATCH_TIMEOUT_MS), `Redis did not answer within ${DISPATCH_TIMEOUT_MS} ms`);
     const added = await withTimeout(
-      queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600 }, ...traceOption(job) }),
+      // kept a while once done, as other jobs are, so queue depths and /metrics count them
+      queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: { count: 1_000, age: 3600 }, removeOnFail: { age: 3600 }, ...traceOption(job) }),
       Math.min(left(), DISPATCH_TIMEOUT_MS),
       `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`,
     );

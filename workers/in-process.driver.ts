@@ -64,13 +64,24 @@ export class InProcessQueue implements QueueDriver {
   async request<N extends JobName>(job: JobEnvelope<N>, timeoutMs: number): Promise<JobResult<N>> {
     if (this.closing) throw new Error('in-process queue is closing');
     const queue = JOBS[job.name].queue;
+    // counted as dispatched jobs are, so request jobs (extraction) show in queue depths and /metrics
+    const counters = this.counters.get(queue) as Counters;
     const run = async (): Promise<JobResult<N>> => {
       const handlers = await this.whenStarted();
+      counters.waiting += 1;
       await this.acquire(queue);
+      counters.waiting -= 1;
+      counters.active += 1;
       try {
         const log = this.log.child({ job: job.name, jobId: job.jobId, attempt: 1 });
-        return (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log }, job.trace)) as JobResult<N>;
+        const result = (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log }, job.trace)) as JobResult<N>;
+        counters.completed += 1;
+        return result;
+      } catch (err) {
+        counters.failed += 1;
+        throw err;
       } finally {
+        counters.active -= 1;
         this.release(queue);
       }
     };

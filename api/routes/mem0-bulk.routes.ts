@@ -45,23 +45,29 @@ export function mem0BulkRoutes({ bulk }: { bulk: BulkMemories }): RouteSpec[] {
     },
   });
 
-  const removeEntity = route({
-    method: 'delete',
-    path: '/v2/entities/:type/:name',
-    operationId: 'deleteEntity',
-    summary:
-      "Delete an entity: every memory of that user, agent, app or run (type user, agent, app or run) and their vectors, each with its DELETE in the memory's history (mem0's delete_users()).",
-    tag: TAG,
-    auth: 'token',
-    responses: {
-      200: { description: 'Deleted', schema: MESSAGE },
-      404: { description: 'An unknown type, or no memories of that entity in this project', schema: ERROR_SCHEMA },
-    },
-    async handler(ctx) {
-      const deleted = await bulk.deleteEntity(ctx.state.principal.projectId, String(ctx.params.type), String(ctx.params.name));
-      ctx.body = { message: `Entity deleted successfully! ${deleted} memories deleted.` };
-    },
-  });
+  const removeEntityAt = (path: string, operationId: string, summary: string) =>
+    route({
+      method: 'delete',
+      path,
+      operationId,
+      summary,
+      tag: TAG,
+      auth: 'token',
+      responses: {
+        200: { description: 'Deleted', schema: MESSAGE },
+        404: { description: 'An unknown type, or no memories of that entity in this project', schema: ERROR_SCHEMA },
+      },
+      async handler(ctx) {
+        const deleted = await bulk.deleteEntity(ctx.state.principal.projectId, String(ctx.params.type), String(ctx.params.name));
+        ctx.body = { message: `Entity deleted successfully! ${deleted} memories deleted.` };
+      },
+    });
+  const removeEntity = removeEntityAt(
+    '/v2/entities/:type/:name',
+    'deleteEntity',
+    "Delete an entity: every memory of that user, agent, app or run (type user, agent, app or run) and their vectors, each with its DELETE in the memory's history (mem0's delete_users()).",
+  );
+  const removeEntityV1 = removeEntityAt('/v1/entities/:type/:name', 'deleteEntityV1', "The same as DELETE /v2/entities/{type}/{name}, where mem0's JS client's deprecated deleteUser() sends it.");
 
   const updateMany = route({
     method: 'put',
@@ -98,5 +104,5 @@ export function mem0BulkRoutes({ bulk }: { bulk: BulkMemories }): RouteSpec[] {
     },
   });
 
-  return [entities, removeEntity, updateMany, deleteMany];
+  return [entities, removeEntity, removeEntityV1, updateMany, deleteMany];
 }

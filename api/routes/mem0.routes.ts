@@ -2,10 +2,11 @@ import type { RecordExtraction } from '../../core/extract.js';
 import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
 import type { AddedMemory } from '../../core/memory-decisions.js';
 import { withCategories } from '../../core/memory/categories.js';
-import { mem0Add } from '../../core/memory/mem0-add.js';
+import { mem0Add, mem0Owner } from '../../core/memory/mem0-add.js';
+import { queryFilters } from '../../core/memory/mem0-query-filters.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
-import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
+import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
@@ -24,7 +25,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     path: '/v3/memories/add',
     operationId: 'addMemories',
     summary:
-      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. The owner may be given at the top level or, as mem0's v3 clients send it, under filters; timestamp sets the event time; custom_categories is the catalogue the memories are categorized by when indexed (default mem0's 15); custom_instructions (and agent_custom_instructions for an agent's memories) go to the model picking the facts; structured_data_schema names values extracted from the messages onto each memory stored (structured_data); expiration_date is accepted and not used. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
+      "Add memories from messages. infer: false stores each message as given (every one an ADD); otherwise (mem0's default) the language model (MEMORY_MODEL) picks out the facts the user stated and compares each with the entity's most similar memories: ADD stores a new fact, UPDATE rewrites the memory it supersedes (previous_memory holds the old text), DELETE removes the memory it retracts, NOOP leaves the memory that already holds it. local decides by rules, cohere/… and openai/… models decide themselves; if that step fails the facts are added. The owner may be given at the top level or, as mem0's v3 clients send it, under filters; timestamp sets the event time; custom_categories is the catalogue the memories are categorized by when indexed (default mem0's 15); custom_instructions (and agent_custom_instructions for an agent's memories) go to the model picking the facts; structured_data_schema names values extracted from the messages onto each memory stored (structured_data); expiration_date (YYYY-MM-DD, UTC) is set on every memory the add writes or updates. Every change is in /v1/memories/{id}/history/. Indexed in the background.",
     tag: TAG,
     auth: 'token',
     body: ADD_MEMORIES,
@@ -83,7 +84,8 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     method: 'post',
     path: '/v3/memories',
     operationId: 'listMemories',
-    summary: 'List memories matching filters (which must name an entity id), newest first, paged.',
+    summary:
+      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; start_date and end_date bound created_at (a date: its whole UTC day).',
     tag: TAG,
     auth: 'token',
     body: LIST_MEMORIES,
@@ -100,8 +102,12 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     },
     async handler(ctx) {
       const { page = 1, page_size = 50 } = ctx.state.query ?? {};
-      const { filters, categories } = ctx.state.body;
-      const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size);
+      const { filters, categories, show_expired, start_date, end_date } = ctx.state.body;
+      const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size, {
+        showExpired: show_expired,
+        startDate: start_date,
+        endDate: end_date,
+      });
       // Absolute links on the origin the client called, as mem0's client follows them (Koa's
       // ctx.origin is the Origin request header, absent on most API calls).
       const link = (p: number) => `${ctx.protocol}://${ctx.host}${ctx.path}?page=${p}&page_size=${page_size}`;
@@ -118,7 +124,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     method: 'get',
     path: '/v1/memories/:id',
     operationId: 'getMemory',
-    summary: 'Get a memory.',
+    summary: 'Get a memory (an expired one too).',
     tag: TAG,
     auth: 'token',
     responses: { 200: { description: 'The memory', schema: MEMORY_VIEW }, ...notFound },
@@ -131,7 +137,8 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     method: 'put',
     path: '/v1/memories/:id',
     operationId: 'updateMemory',
-    summary: "Change a memory's text and/or metadata (a typed record's values change through PATCH /v1/records).",
+    summary:
+      "Change a memory's text, metadata, event time (timestamp: unix seconds or ISO 8601, its created_at) and/or expiration_date (null clears it); each change is a new revision, in its history, indexed again. A typed record's values change through PATCH /v1/records.",
     tag: TAG,
     auth: 'token',
     body: UPDATE_MEMORY,
@@ -164,9 +171,11 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     method: 'delete',
     path: '/v1/memories/:id',
     operationId: 'deleteMemory',
-    summary: 'Delete a memory (a typed record included) and its vector.',
+    summary:
+      'Delete a memory (a typed record included) and its vector. delete_linked is accepted: an update rewrites a memory in place, so there are no older memories linked to it to delete.',
     tag: TAG,
     auth: 'token',
+    query: DELETE_MEMORY,
     responses: { 200: { description: 'Deleted', schema: { type: 'object', properties: { message: { type: 'string' } } } }, ...notFound },
     async handler(ctx) {
       await memories.delete(ctx.state.principal.projectId, String(ctx.params.id));
@@ -178,13 +187,15 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     method: 'delete',
     path: '/v1/memories',
     operationId: 'deleteMemories',
-    summary: 'Delete every memory of one user, agent, run or app (at least one must be given).',
+    summary:
+      "Delete every memory of one user, agent, run or app (at least one must be given), as query parameters or under filters (mem0's delete_all(filters=...)).",
     tag: TAG,
     auth: 'token',
     query: DELETE_MEMORIES,
     responses: { 200: { description: 'Deleted', schema: { type: 'object', properties: { message: { type: 'string' } } } }, ...invalid },
     async handler(ctx) {
-      const deleted = await memories.deleteAll(ctx.state.principal.projectId, ctx.state.query ?? {});
+      const { filters, ...top } = ctx.state.query ?? {};
+      const deleted = await memories.deleteAll(ctx.state.principal.projectId, mem0Owner(top, filters === undefined ? {} : queryFilters(filters)));
       ctx.body = { message: `${deleted} memories deleted successfully!` };
     },
   });

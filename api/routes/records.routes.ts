@@ -131,8 +131,9 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     },
     async handler(ctx) {
       // rerank, keyword_search, latest_only and output_format are accepted and not used
-      const { query, filters, top_k, threshold, mode, fields, categories } = ctx.state.body;
-      const results = (await memorySearch.search(ctx.state.principal.projectId, { query, filters: withCategories(filters, categories), top_k, threshold, mode })).map(showResult);
+      const { query, filters, top_k, threshold, mode, show_expired, fields, categories } = ctx.state.body;
+      const input = { query, filters: withCategories(filters, categories), top_k, threshold, mode, show_expired };
+      const results = (await memorySearch.search(ctx.state.principal.projectId, input)).map(showResult);
       ctx.body = { results: fields ? results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'id' || (fields as string[]).includes(k)))) : results };
     },
   });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORIES } from '../../core/memory/categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject } from './common.js';
-import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES } from './records.js';
+import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
 const MAX_PAGE = 1_000_000;
@@ -21,6 +21,14 @@ const ADD_FIELDS = {
     }),
   ),
 };
+
+/** mem0's `expiration_date`: a calendar date, or null for none. */
+const EXPIRATION_DATE = Type.Optional(
+  Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+    description:
+      'The last day (YYYY-MM-DD, UTC) the memories are shown: from the next day lists and search leave them out unless show_expired is true; get by id still returns them. null or absent: never. Deleted after MEMORY_EXPIRY_GRACE_DAYS more days.',
+  }),
+);
 
 /** The rest of mem0's add options (its clients' `AddMemoryOptions`). */
 const ADD_OPTIONS = {
@@ -47,11 +55,7 @@ const ADD_OPTIONS = {
   agent_custom_instructions: Type.Optional(
     Type.String({ maxLength: 8192, description: 'Like custom_instructions, for adds that name an agent_id (both are given when both are sent).' }),
   ),
-  expiration_date: Type.Optional(
-    Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-      description: "Accepted, not used: memories do not expire one by one; a typed record's schema retention deletes old records.",
-    }),
-  ),
+  expiration_date: EXPIRATION_DATE,
   structured_data_schema: Type.Optional(
     AnyObject({
       description:
@@ -81,8 +85,20 @@ export const ADD_MEMORIES_BATCH = Type.Object(
   { additionalProperties: false },
 );
 
-/** `POST /v3/memories`: the filters of a list. */
-export const LIST_MEMORIES = Type.Object({ filters: AnyObject(), categories: Type.Optional(CATEGORY_NAMES) }, { additionalProperties: false });
+/** mem0's get_all `start_date` / `end_date`: a date (a whole UTC day) or a date-time. */
+const LIST_BOUND = (description: string) => Type.Optional(Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'iso-date-time' })], { description }));
+
+/** `POST /v3/memories`: the filters of a list and mem0's get_all options. */
+export const LIST_MEMORIES = Type.Object(
+  {
+    filters: AnyObject(),
+    show_expired: SHOW_EXPIRED,
+    categories: Type.Optional(CATEGORY_NAMES),
+    start_date: LIST_BOUND('Only memories whose created_at (event time) is at or after this (a date: its start, UTC).'),
+    end_date: LIST_BOUND('Only memories whose created_at (event time) is at or before this (a date: through its end, UTC).'),
+  },
+  { additionalProperties: false },
+);
 
 /** `POST /v3/memories`: its page. */
 export const MEMORY_PAGE = Type.Object(
@@ -93,14 +109,45 @@ export const MEMORY_PAGE = Type.Object(
   { additionalProperties: false },
 );
 
-/** `PUT /v1/memories/{id}`. */
+/** `PUT /v1/memories/{id}`: what mem0's clients' update sends. */
 export const UPDATE_MEMORY = Type.Object(
-  { text: Type.Optional(Type.String({ minLength: 1, maxLength: 32_768 })), metadata: Type.Optional(AnyObject()) },
+  {
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 32_768 })),
+    metadata: Type.Optional(AnyObject()),
+    timestamp: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0, maximum: 253_402_300_799 }), Type.String({ format: 'date' }), Type.String({ format: 'iso-date-time' })], {
+        description: "When what the memory says happened: unix seconds or ISO 8601 (UTC when no zone is given). Sets its created_at, which search filters and time signals use.",
+      }),
+    ),
+    expiration_date: EXPIRATION_DATE,
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
-/** `DELETE /v1/memories`: whose memories. */
-export const DELETE_MEMORIES = Type.Object(ENTITY_PROPS, { additionalProperties: false });
+/** `DELETE /v1/memories/{id}`: mem0's `delete_linked`. */
+export const DELETE_MEMORY = Type.Object(
+  {
+    delete_linked: Type.Optional(
+      Type.Boolean({ description: 'Accepted: an update rewrites a memory in place (same id), so no older memories are linked to it; the memory alone is deleted.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** `DELETE /v1/memories`: whose memories, as query parameters or (mem0's delete_all) under `filters`. */
+export const DELETE_MEMORIES = Type.Object(
+  {
+    ...ENTITY_PROPS,
+    filters: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        description:
+          "The entity ids as an object, as mem0's Python client's delete_all(filters=...) sends it (the dict's Python form, {'user_id': 'alice'}) or as JSON; joined with the top-level ids, which may repeat them but not contradict them.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 // Responses
 
@@ -118,6 +165,7 @@ export const MEMORY_VIEW = {
     feedback: { type: ['string', 'null'], enum: ['POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE', null], description: 'The feedback given with POST /v1/feedback, null when none' },
     feedback_reason: { type: ['string', 'null'] },
     structured_data: { type: ['object', 'null'], description: "The values the add's structured_data_schema asked for (each null when not stated); null when it named none" },
+    expiration_date: { type: ['string', 'null'], format: 'date', description: 'The last day (UTC) lists and search show the memory; null: never expires' },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

@@ -60,7 +60,10 @@ export const EXTRACT_RECORD = Type.Object(
 );
 
 /** The fields a memory-search result has, which `fields` may pick from. */
-export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'categories', 'created_at', 'updated_at', 'score'] as const;
+export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'categories', 'expiration_date', 'created_at', 'updated_at', 'score'] as const;
+
+/** mem0's `show_expired` (get_all and search). */
+export const SHOW_EXPIRED = Type.Optional(Type.Boolean({ default: false, description: 'Also return memories past their expiration_date.' }));
 
 /** `POST /v3/memories/search`. */
 export const SEARCH_MEMORIES = Type.Object(
@@ -87,6 +90,7 @@ export const SEARCH_MEMORIES = Type.Object(
     categories: Type.Optional(CATEGORY_NAMES),
     keyword_search: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: keyword search is part of the hybrid mode (the default); mode: keyword ranks by it alone." })),
     latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: an update rewrites a memory in place, so every result is its latest version." })),
+    show_expired: SHOW_EXPIRED,
     fields: Type.Optional(
       Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
         minItems: 1,
@@ -126,6 +130,7 @@ export const SEARCH_RESULT = {
     user_id: { type: ['string', 'null'] },
     metadata: { type: 'object', description: 'Your metadata, plus schema, schema_version, record_id and record for typed records.' },
     categories: { type: 'array', items: { type: 'string' }, description: 'The categories the memory was given when it was indexed.' },
+    expiration_date: { type: ['string', 'null'], format: 'date' },
     created_at: { type: 'string', format: 'date-time' },
     score: { type: 'number' },
   },

@@ -46,6 +46,8 @@ export interface InferPayload {
   run_id?: string;
   app_id?: string;
   metadata?: Record<string, unknown>;
+  /** mem0's `expiration_date` ('YYYY-MM-DD', null: none): set on every memory it adds or updates. */
+  expiration_date?: string | null;
   /** mem0's `timestamp` in epoch ms: the event time of the memories it adds. */
   eventTime?: number;
   /** mem0's `custom_categories`: the catalogue the memories it adds are categorized by. */
@@ -191,6 +193,7 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
         run_id: { type: 'string' },
         app_id: { type: 'string' },
         metadata: { type: 'object' },
+        expiration_date: { type: ['string', 'null'], format: 'date' },
         eventTime: { type: 'number' },
         categories: {
           type: 'array',

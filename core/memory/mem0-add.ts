@@ -15,25 +15,32 @@ export type Mem0AddBody = AddMemoriesInput & { filters?: EntityIds } & Record<st
  * `structured_data_schema` read as the values to extract onto the memories (400 `invalid_schema`).
  */
 export function mem0Add(body: Mem0AddBody): AddMemoriesInput {
-  const { messages, metadata, timestamp, infer, filters = {} } = body;
-  const input: AddMemoriesInput = { messages };
+  const { messages, metadata, timestamp, infer, expiration_date, filters = {} } = body;
+  const input: AddMemoriesInput = { messages, ...mem0Owner(body, filters) };
   if (metadata !== undefined) input.metadata = metadata;
   if (body.custom_categories !== undefined) input.categories = parseCustomCategories(body.custom_categories);
   if (body.structured_data_schema !== undefined) input.structuredSchema = readExportSchema(body.structured_data_schema);
+  if (expiration_date !== undefined) input.expiration_date = expiration_date;
   if (timestamp !== undefined) input.timestamp = timestamp;
   if (infer !== undefined) input.infer = infer;
-  for (const key of ENTITY_IDS) {
-    const top = body[key];
-    const filtered = filters[key];
-    if (top !== undefined && filtered !== undefined && top !== filtered) {
-      throw badRequest('validation_failed', `${key} is "${top}" but filters.${key} is "${filtered}"; name the owner once, or the same in both.`);
-    }
-    const value = top ?? filtered;
-    if (value !== undefined) input[key] = value;
-  }
   const instructions = [body.custom_instructions, input.agent_id !== undefined ? body.agent_custom_instructions : undefined]
     .filter((text): text is string => typeof text === 'string' && text.trim() !== '')
     .join('\n');
   if (instructions !== '') input.instructions = instructions;
   return input;
+}
+
+/** The entity ids of a mem0 request: the top-level ones joined with those under `filters`, which may repeat them but not contradict them. */
+export function mem0Owner(top: EntityIds, filters: EntityIds): EntityIds {
+  const owner: EntityIds = {};
+  for (const key of ENTITY_IDS) {
+    const given = top[key];
+    const filtered = filters[key];
+    if (given !== undefined && filtered !== undefined && given !== filtered) {
+      throw badRequest('validation_failed', `${key} is "${given}" but filters.${key} is "${filtered}"; name the owner once, or the same in both.`);
+    }
+    const value = given ?? filtered;
+    if (value !== undefined) owner[key] = value;
+  }
+  return owner;
 }

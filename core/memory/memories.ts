@@ -6,6 +6,9 @@ import { checkBatchSize, ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryField
 import type { MemorySearch } from './search.js';
 import type { ExportSchema } from './export-schema.js';
 import { summarize, type MemorySummary } from './summary.js';
+import { eventTimeOf, shownMemories } from './expiry.js';
+import { nowMs } from '../../lib/time.js';
+import { utcDay } from '../usage.js';
 
 export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
 import type { MemoryWrites } from './writes.js';
@@ -21,6 +24,25 @@ export interface AddMemoriesInput extends MemoryOwner {
   instructions?: string;
   /** mem0's `structured_data_schema`: the values to extract from the messages onto each memory the add stores. */
   structuredSchema?: ExportSchema;
+}
+
+/** What mem0's update may change; absent fields stay as they are. */
+export interface MemoryUpdate {
+  text?: string;
+  metadata?: Record<string, unknown>;
+  /** The event time: unix seconds, or an ISO-8601 date or date-time. */
+  timestamp?: number | string;
+  /** 'YYYY-MM-DD'; null clears it. */
+  expiration_date?: string | null;
+}
+
+/** How a list narrows beyond its filter (mem0's get_all options). */
+export interface ListOptions {
+  showExpired?: boolean;
+  /** A date ('YYYY-MM-DD', from its start in UTC) or an ISO-8601 date-time. */
+  startDate?: string;
+  /** A date (through its end in UTC) or an ISO-8601 date-time. */
+  endDate?: string;
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -73,7 +95,7 @@ export class Memories {
     let fresh = distinct(texts);
     if (options.skipKnown && fresh.length > 0) {
       const pinned = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
-      const known = await this.rows.knownTexts(projectId, pinned, fresh);
+      const known = await this.rows.knownTexts(projectId, pinned, fresh, utcDay(nowMs()));
       fresh = fresh.filter((t) => !known.has(t.toLowerCase()));
     }
     const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
@@ -99,12 +121,21 @@ export class Memories {
     return rows.map(memoryView);
   }
 
-  /** Memories (free-form and typed) matching a filter that names an entity, newest first. */
-  async list(projectId: string, filters: unknown, page: number, pageSize: number): Promise<{ count: number; results: MemoryView[] }> {
+  /**
+   * Memories (free-form and typed) matching a filter that names an entity, newest first. Expired
+   * ones are left out unless `showExpired`; `startDate`/`endDate` (mem0's get_all options) bound
+   * the event time, a date standing for its whole UTC day.
+   */
+  async list(projectId: string, filters: unknown, page: number, pageSize: number, options: ListOptions = {}): Promise<{ count: number; results: MemoryView[] }> {
     const { filter, pinned } = listFilter(filters);
     // SQL narrows to the pinned entity; the predicate applies the rest of the filter exactly.
     const accept = toPredicate(filter);
-    const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter((row) => accept(filterRow(row)));
+    const shown = shownMemories(options.showExpired);
+    const since = options.startDate === undefined ? -Infinity : eventTimeOf(options.startDate);
+    const until = options.endDate === undefined ? Infinity : endOf(options.endDate);
+    const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter(
+      (row) => shown(row) && Number(row.created_at) >= since && Number(row.created_at) <= until && accept(filterRow(row)),
+    );
     return { count: rows.length, results: rows.slice((page - 1) * pageSize, page * pageSize).map(memoryView) };
   }
 
@@ -113,11 +144,13 @@ export class Memories {
   }
 
   /**
-   * mem0 update: new text and/or metadata for a memory. A typed record's text is derived from its
-   * values, so its text is changed through PATCH /v1/records instead; its metadata may change here.
-   * With `revision`, only that revision is changed (409 `memory_changed` otherwise).
+   * mem0 update: new text, metadata, event time (`timestamp`: unix seconds or ISO 8601) and/or
+   * expiration date (null clears it) for a memory; any of them makes a new revision. A typed
+   * record's text is derived from its values, so its text is changed through PATCH /v1/records
+   * instead; the rest may change here. With `revision`, only that revision is changed (409
+   * `memory_changed` otherwise).
    */
-  async update(projectId: string, id: string, input: { text?: string; metadata?: Record<string, unknown> }, revision?: number): Promise<MemoryView> {
+  async update(projectId: string, id: string, input: MemoryUpdate, revision?: number): Promise<MemoryView> {
     const row = await this.row(projectId, id);
     if (input.text !== undefined && row.schema_name) {
       throw badRequest('typed_record', `Memory "${id}" is a ${row.schema_name} record; change its values with PATCH /v1/records/${row.schema_name}/${id}.`);
@@ -125,9 +158,15 @@ export class Memories {
     const memory = input.text?.trim() ?? row.memory;
     if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
     if (input.metadata !== undefined) checkMetadataSize(input.metadata, `memory "${id}"`);
-    const metadata = input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata);
+    const change = {
+      record: row.record,
+      memory,
+      metadata: input.metadata === undefined ? row.metadata : JSON.stringify(input.metadata),
+      created_at: input.timestamp === undefined ? row.created_at : eventTimeOf(input.timestamp),
+      expiration_date: input.expiration_date === undefined ? (row.expiration_date ?? null) : input.expiration_date,
+    };
     const updated = await this.writes.transaction((tx) =>
-      this.writes.update(tx, row, revision ?? row.revision, { record: row.record, memory, metadata }, () =>
+      this.writes.update(tx, row, revision ?? row.revision, change, () =>
         conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed'),
       ),
     );
@@ -203,12 +242,14 @@ export class Memories {
   /**
    * mem0 add with infer: for each fact, the entity's free-form memories it is compared with — the
    * `topK` search finds for it, and the entity's newest memories not indexed yet, which search
-   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their values.
+   * cannot see (a fact said a moment ago). Typed records are left out: their text follows their
+   * values; so are expired memories, which search does not show either.
    */
   async related(projectId: string, owner: EntityIds, facts: string[], topK: number): Promise<RelatedMemory[][]> {
     const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
     const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
-    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed');
+    const shown = shownMemories(false);
+    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed' && shown(r));
     const hits = await Promise.all(facts.map((query) => this.memorySearch.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
     const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
     return hits.map((matches) => {
@@ -216,6 +257,11 @@ export class Memories {
       return [...new Map(rows.map((r) => [r.id, { ...memoryView(r), revision: r.revision }])).values()];
     });
   }
+}
+
+/** The last epoch ms an end bound takes in: a date's last millisecond (UTC), a date-time itself. */
+function endOf(bound: string): number {
+  return /^\d{4}-\d\d-\d\d$/.test(bound) ? eventTimeOf(bound) + 86_400_000 - 1 : eventTimeOf(bound);
 }
 
 /** Texts trimmed, empty ones dropped, and each kept once (ignoring case; the last spelling wins). */

@@ -18,6 +18,8 @@ export interface MemoryOwner extends EntityIds {
   categories?: readonly Category[];
   /** The values the add's `structured_data_schema` asked for, extracted from its messages. */
   structured_data?: Record<string, unknown>;
+  /** mem0's expiration: the last day ('YYYY-MM-DD', UTC) the memories are shown; null or absent, never. */
+  expiration_date?: string | null;
 }
 
 /** The most records or memories one batch request stores (one transaction). */
@@ -75,6 +77,7 @@ export function newMemoryRow(
     run_id: input.run_id ?? null,
     app_id: input.app_id ?? null,
     metadata: JSON.stringify(input.metadata ?? {}),
+    expiration_date: input.expiration_date ?? null,
     revision: 1,
     embedding_status: 'pending',
     embedding_error: null,
@@ -106,6 +109,8 @@ export interface MemoryFields {
   metadata: Record<string, unknown>;
   /** mem0's categories, given when the memory is indexed (none before). */
   categories: string[];
+  /** The last day ('YYYY-MM-DD', UTC) lists and search show the memory; null: never expires. */
+  expiration_date: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -130,6 +135,7 @@ export function memoryFields(row: MemoryRow): MemoryFields {
     app_id: row.app_id,
     metadata,
     categories: rowCategories(row.categories),
+    expiration_date: row.expiration_date ?? null,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

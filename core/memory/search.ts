@@ -8,6 +8,7 @@ import { cosine, reciprocalRankFusion, RRF_K } from '../ranking.js';
 import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryCollection, memoryFields, type MemoryFields } from './rows.js';
 import { namedTime } from './signals.js';
+import { shownMemories } from './expiry.js';
 
 /** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
 export type MemorySearchMode = 'hybrid' | 'dense' | 'keyword';
@@ -20,6 +21,8 @@ export interface MemorySearchInput {
   /** The least cosine similarity of query and memory a result may have, in every mode. */
   threshold?: number;
   mode?: MemorySearchMode;
+  /** Also return memories past their expiration date (mem0's option). */
+  show_expired?: boolean;
 }
 
 /** One memory-search hit (typed record or free-form memory). */
@@ -32,6 +35,9 @@ const MIN_KEYWORD_COVERAGE = 0.5;
 
 /** Each list fused by hybrid search holds at least this many memories. */
 const FUSION_POOL = 40;
+
+/** The most memories one list is asked for when expired memories crowd the first ones out (Milvus's own limit). */
+const MAX_POOL = 16_384;
 
 /** Memory search (`/v3/memories/search`) over typed records and free-form memories alike. */
 export class MemorySearch {
@@ -60,7 +66,6 @@ export class MemorySearch {
     }
     const mode = input.mode ?? 'hybrid';
     const topK = input.top_k ?? 10;
-    const pool = mode === 'hybrid' ? Math.max(topK * 4, FUSION_POOL) : topK;
     const needsVector = mode !== 'keyword' || input.threshold !== undefined;
     // the query is embedded (on the model's thread) while the keyword side reads its postings
     const vectorPass = needsVector
@@ -70,6 +75,31 @@ export class MemorySearch {
       : null;
     vectorPass?.catch(() => undefined);
     const rows = new Map<string, MemoryRow>();
+    const shown = shownMemories(input.show_expired);
+    // The vector store and the keyword index do not know expiration dates: expired memories are
+    // dropped from the ranked rows, and only when some were while the lists may hold more are
+    // they asked again for more. Without expired memories (the common case) this is one pass
+    // with the same reads as before.
+    for (let pool = mode === 'hybrid' ? Math.max(topK * 4, FUSION_POOL) : topK; ; pool = Math.min(pool * 4, MAX_POOL)) {
+      const { ranked, full } = await this.rank(projectId, input, filter, mode, pool, vectorPass, rows);
+      const { hits, hidden } = await this.visible(projectId, ranked, topK, rows, shown);
+      if (hits.length >= topK || hidden === 0 || !full || pool === MAX_POOL) return hits;
+    }
+  }
+
+  /**
+   * The ranked ids of one pass whose lists hold up to `pool` memories each, and whether any list
+   * came back full (so a larger pool could find more).
+   */
+  private async rank(
+    projectId: string,
+    input: MemorySearchInput,
+    filter: FilterNode,
+    mode: MemorySearchMode,
+    pool: number,
+    vectorPass: Promise<Float32Array> | null,
+    rows: Map<string, MemoryRow>,
+  ): Promise<{ ranked: Array<{ id: string; score: number }>; full: boolean }> {
     // In fusion a keyword hit votes only when it holds at least half of the query's informative
     // weight: one shared word of a long question says little, and such weak hits, ranked among
     // the first of a short list, would push the dense list's answers out of the top.
@@ -100,18 +130,41 @@ export class MemorySearch {
       vector = await vectorPass;
     }
     if (keyword) lists.push(keyword);
+    const full = lists.some((list) => list.length >= pool);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
     if (input.threshold !== undefined) {
       await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
       ranked = ranked.filter((r) => (similarity.get(r.id) ?? -Infinity) >= (input.threshold as number));
     }
-    // The rows are the truth: a vector whose row is gone (deleted, not yet unindexed) is left out.
-    const wanted = ranked.slice(0, topK + 8).map((r) => r.id).filter((id) => !rows.has(id));
-    for (const row of await this.rows.getMany(projectId, wanted)) rows.set(row.id, row);
-    return ranked.flatMap((r) => {
-      const row = rows.get(r.id);
-      return row ? [{ ...memoryFields(row), score: r.score }] : [];
-    }).slice(0, topK);
+    return { ranked, full };
+  }
+
+  /**
+   * The first `topK` ranked memories that are shown, read in windows. The rows are the truth: a
+   * vector whose row is gone (deleted, not yet unindexed) is left out, and an expired memory is
+   * counted in `hidden`.
+   */
+  private async visible(
+    projectId: string,
+    ranked: Array<{ id: string; score: number }>,
+    topK: number,
+    rows: Map<string, MemoryRow>,
+    shown: (row: MemoryRow) => boolean,
+  ): Promise<{ hits: MemorySearchResult[]; hidden: number }> {
+    const hits: MemorySearchResult[] = [];
+    let hidden = 0;
+    const window = topK + 8;
+    for (let at = 0; at < ranked.length && hits.length < topK; at += window) {
+      const slice = ranked.slice(at, at + window);
+      for (const row of await this.rows.getMany(projectId, slice.map((r) => r.id).filter((id) => !rows.has(id)))) rows.set(row.id, row);
+      for (const r of slice) {
+        const row = rows.get(r.id);
+        if (row === undefined || hits.length >= topK) continue;
+        if (shown(row)) hits.push({ ...memoryFields(row), score: r.score });
+        else hidden += 1;
+      }
+    }
+    return { hits, hidden };
   }
 
   /**

@@ -7,6 +7,9 @@ import { utcDay } from '../usage.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { MemoryKeywords } from './keyword.js';
 
+/** What an update writes: the content, and optionally the event time and expiration date. */
+export type MemoryChange = Pick<MemoryRow, 'record' | 'memory' | 'metadata'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>;
+
 /**
  * How typed records and free-form memories are written. The row is the source of truth and
  * commits with its history entry, its keyword index and an outbox entry: the `memory.index` job
@@ -50,11 +53,12 @@ export class MemoryWrites {
   }
 
   /**
-   * Writes a row's new text, values and metadata with its UPDATE history entry and indexing job
-   * (and its keyword index when the text changed), if the row is still at `revision`; throws what
-   * `changed` makes otherwise. Returns the row as written.
+   * Writes a row's new text, values and metadata (and, when given, its event time and expiration
+   * date) with its UPDATE history entry and indexing job — the vector carries the event time
+   * search filters by — and its keyword index when the text changed, if the row is still at
+   * `revision`; throws what `changed` makes otherwise. Returns the row as written.
    */
-  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: Pick<MemoryRow, 'record' | 'memory' | 'metadata'>, changed: () => Error): Promise<MemoryRow> {
+  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: MemoryChange, changed: () => Error): Promise<MemoryRow> {
     const now = nowMs();
     const { memory } = change;
     if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, { ...change, updated_at: now, term_count: MemoryKeywords.length(memory) })) === 0) throw changed();

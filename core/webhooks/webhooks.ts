@@ -24,6 +24,9 @@ const MEM0_EVENT: Record<WebhookEvent, 'ADD' | 'UPDATE' | 'DELETE'> = { memory_a
  */
 export const WEBHOOK_ATTEMPTS = 100;
 
+/** Settled deliveries deleted per statement when the log is pruned. */
+const PRUNE_BATCH = 1_000;
+
 /** The headers a delivery carries besides its JSON body. */
 export const SIGNATURE_HEADER = 'x-cairn-signature';
 export const TIMESTAMP_HEADER = 'x-cairn-timestamp';
@@ -137,6 +140,21 @@ export class Webhooks {
   /** Deletes a webhook and its delivery log; deliveries not yet sent are dropped. */
   async delete(projectId: string, id: string): Promise<void> {
     if ((await this.repository.delete(projectId, id)) === 0) throw missing(id);
+  }
+
+  /**
+   * Keeps the delivery log bounded: deletes settled deliveries (delivered, or failed after their
+   * attempts) recorded more than `keepDays` before `now`, in batches; pending ones stay whatever
+   * their age. Returns how many it deleted.
+   */
+  async pruneLog(keepDays: number, now = nowMs()): Promise<number> {
+    const before = now - keepDays * 24 * 3600 * 1000;
+    let pruned = 0;
+    for (;;) {
+      const deleted = await this.repository.pruneDeliveries(before, PRUNE_BATCH);
+      pruned += deleted;
+      if (deleted < PRUNE_BATCH) return pruned;
+    }
   }
 
   /** A webhook's deliveries, newest first. */

@@ -37,6 +37,8 @@ export interface MemoryRow {
   category_set?: string | null;
   /** The values its add's `structured_data_schema` asked for (a JSON object), null when none. */
   structured_data?: string | null;
+  /** mem0's expiration date ('YYYY-MM-DD', UTC): hidden from lists and search after it; null, never. */
+  expiration_date?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -135,12 +137,17 @@ export class MemoriesRepository {
       .first()) as MemoryRow | undefined;
   }
 
-  /** Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring case. */
-  async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[]): Promise<Set<string>> {
+  /**
+   * Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring
+   * case; memories expired before `today` ('YYYY-MM-DD') do not count, as lists and search no
+   * longer show them.
+   */
+  async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[], today: string): Promise<Set<string>> {
     if (texts.length === 0) return new Set();
     const rows = (await this.db('memories')
       .where({ project_id: projectId, ...filter })
       .whereNull('schema_name')
+      .where((q) => q.whereNull('expiration_date').orWhere('expiration_date', '>=', today))
       .whereIn(this.db.raw('lower(memory)') as unknown as string, texts.map((t) => t.toLowerCase()))
       .select('memory')) as Array<{ memory: string }>;
     return new Set(rows.map((r) => r.memory.toLowerCase()));
@@ -155,7 +162,7 @@ export class MemoriesRepository {
     projectId: string,
     id: string,
     revision: number,
-    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'>,
+    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>,
   ): Promise<number> {
     return trx('memories')
       .where({ project_id: projectId, id, revision })
@@ -186,6 +193,22 @@ export class MemoriesRepository {
       .limit(limit)
       .select('id')) as Array<{ id: string }>;
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Memories whose expiration date is before `day` ('YYYY-MM-DD'), in one project or all, the
+   * longest expired first; read through the expiration index.
+   */
+  async expiredBefore(day: string, limit: number, projectId?: string): Promise<Array<{ project_id: string; id: string }>> {
+    const query = this.db('memories').where('expiration_date', '<', day);
+    if (projectId !== undefined) query.where('project_id', projectId);
+    return (await query
+      .orderBy([
+        { column: 'expiration_date', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select('project_id', 'id')) as Array<{ project_id: string; id: string }>;
   }
 
   /**

@@ -72,6 +72,22 @@ export class WebhooksRepository {
     await this.db('webhook_deliveries').where({ id, status: 'pending' }).update(change);
   }
 
+  /**
+   * Deletes up to `limit` settled deliveries (delivered or failed; never one still pending)
+   * recorded before `before` (epoch ms); returns how many it deleted.
+   */
+  async pruneDeliveries(before: number, limit: number): Promise<number> {
+    const old = (await this.db('webhook_deliveries').where('created_at', '<', before).whereNot('status', 'pending').orderBy('created_at').limit(limit).select('id')) as Array<{ id: string }>;
+    if (old.length === 0) return 0;
+    return this.db('webhook_deliveries')
+      .whereIn(
+        'id',
+        old.map((d) => d.id),
+      )
+      .whereNot('status', 'pending')
+      .delete();
+  }
+
   /** A webhook's deliveries, newest first. */
   async deliveries(projectId: string, webhookId: string, limit: number, offset: number): Promise<WebhookDeliveryRow[]> {
     return (await this.db<WebhookDeliveryRow>('webhook_deliveries')

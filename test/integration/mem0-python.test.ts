@@ -12,6 +12,8 @@ import { newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, wa
 
 const PYTHON = process.env.MEM0_PYTHON ?? path.join(repoRoot, '.cache/mem0-python/bin/python');
 const DRIVER = path.join(repoRoot, 'test/mem0_client.py');
+/** Yesterday (UTC): a memory expiring then is hidden, and well within the sweep's grace period. */
+const YESTERDAY = new Date(Date.now() - 24 * 3600 * 1000).toISOString().slice(0, 10);
 /** How long one client call may take (a search embeds its query; nothing else is slow). */
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -27,6 +29,7 @@ interface Memory {
   user_id: string | null;
   metadata: Record<string, Json>;
   created_at: string;
+  expiration_date?: string | null;
   event?: string;
   score?: number;
 }
@@ -172,7 +175,7 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect(refused.error?.type).to.equal('ValueError');
       });
 
-      it('add: filters name the owner, timestamp sets the event time, metadata is kept, the other options are accepted', async () => {
+      it('add: filters name the owner, timestamp sets the event time, metadata and expiration_date are kept, the other options are accepted', async () => {
         const user = unique('py-add');
         const timestamp = 1_700_000_000;
         const added = await py.ok<{ results: Memory[] }>(kind, 'add', [[{ role: 'user', content: 'I keep bees on the roof.' }]], {
@@ -191,6 +194,7 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect(Date.parse(stored.created_at)).to.equal(timestamp * 1000);
         expect(stored.metadata).to.deep.equal({ source: 'python' });
         expect(Object.keys((stored as Memory & { structured_data: Record<string, Json> }).structured_data)).to.deep.equal(['hobby']);
+        expect(stored.expiration_date).to.equal('2030-01-01');
         // a plain string is one user message; infer (the default) keeps the user's statement
         const inferred = await py.ok<{ results: Memory[] }>(kind, 'add', ['I restore old sailboats.'], { filters: { user_id: user } });
         expect(inferred.results.map((m) => [m.event, m.memory])).to.deep.equal([['ADD', 'I restore old sailboats']]);
@@ -294,7 +298,7 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect(await countOf(user)).to.equal(1);
       });
 
-      it("delete_all: every memory of the user, and only that user's", async () => {
+      it("delete_all: every memory of the user, and only that user's, named directly or under filters", async () => {
         const user = unique('py-delete-all');
         const other = unique('py-keep');
         await seed(user, ['One.', 'Two.']);
@@ -302,6 +306,68 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { user_id: user })).message).to.match(/^2 memories deleted/);
         expect(await countOf(user)).to.equal(0);
         expect(await countOf(other)).to.equal(1);
+        // the owner under filters, as DeleteAllMemoryOptions documents it; a filter on anything else is a 400
+        await seed(user, ['Four.']);
+        const refused = await py.call(kind, 'delete_all', [], { filters: { metadata: 'x' } });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        expect((await py.ok<{ message: string }>(kind, 'delete_all', [], { filters: { user_id: user } })).message).to.match(/^1 memories deleted/);
+        expect(await countOf(user)).to.equal(0);
+        expect(await countOf(other)).to.equal(1);
+      });
+
+      it('add with expiration_date: get_all and search leave expired memories out unless show_expired=True; get returns them', async () => {
+        const user = unique('py-expiry');
+        const add = (content: string, expiration_date: string) =>
+          py.ok<{ results: Memory[] }>(kind, 'add', [content], { filters: { user_id: user }, infer: false, expiration_date });
+        const [expired] = (await add('I had a gym membership.', YESTERDAY)).results as [Memory];
+        await add('I have a library card.', '2999-12-31');
+        const listed = await py.ok<{ count: number; results: Memory[] }>(kind, 'get_all', [], { filters: { user_id: user } });
+        expect(listed.results.map((m) => m.memory)).to.deep.equal(['I have a library card.']);
+        expect((await py.ok<{ count: number }>(kind, 'get_all', [], { filters: { user_id: user }, show_expired: true })).count).to.equal(2);
+        const query = 'which memberships does the user have?';
+        const all = await waitFor(
+          async () => {
+            const res = await py.ok<{ results: Memory[] }>(kind, 'search', [query], { filters: { user_id: user }, show_expired: true });
+            return res.results.length === 2 ? res.results : null;
+          },
+          { timeoutMs: 30_000, message: 'memories searchable' },
+        );
+        expect(all.map((m) => m.id)).to.include(expired.id);
+        const shown = await py.ok<{ results: Memory[] }>(kind, 'search', [query], { filters: { user_id: user } });
+        expect(shown.results.map((m) => m.memory)).to.deep.equal(['I have a library card.']);
+        expect((await py.ok<Memory>(kind, 'get', [expired.id])).expiration_date).to.equal(YESTERDAY);
+        const refused = await py.call(kind, 'add', ['I like kiwis.'], { filters: { user_id: user }, infer: false, expiration_date: '2030-02-30' });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        expect(refused.error?.message).to.match(/expiration_date/);
+        expect((await py.ok<{ count: number }>(kind, 'get_all', [], { filters: { user_id: user }, show_expired: true })).count).to.equal(2);
+      });
+
+      it('update: timestamp sets the event time; expiration_date sets the date and None clears it', async () => {
+        const user = unique('py-update-more');
+        const [memory] = await seed(user, ['I visited Vienna.'], { expiration_date: YESTERDAY });
+        const id = memory?.id as string;
+        expect(await countOf(user)).to.equal(0);
+        const moved = await py.ok<Memory>(kind, 'update', [id], { timestamp: 1_500_000_000 });
+        expect(moved.created_at).to.equal('2017-07-14T02:40:00.000Z');
+        expect((await py.ok<Memory>(kind, 'update', [id], { timestamp: '2020-02-29T12:00:00+00:00' })).created_at).to.equal('2020-02-29T12:00:00.000Z');
+        const cleared = await py.ok<Memory>(kind, 'update', [id], { expiration_date: null });
+        expect(cleared.expiration_date).to.equal(null);
+        expect(await countOf(user)).to.equal(1);
+        expect((await py.ok<Memory>(kind, 'update', [id], { expiration_date: '2999-01-01' })).expiration_date).to.equal('2999-01-01');
+        const refused = await py.call(kind, 'update', [id], { expiration_date: 'next week' });
+        expect(refused.error).to.include({ type: 'ValidationError', status: 400 });
+        const events = await py.ok<Array<{ event: string }>>(kind, 'history', [id]);
+        expect(events.map((h) => h.event)).to.deep.equal(['ADD', 'UPDATE', 'UPDATE', 'UPDATE', 'UPDATE']);
+        expect((await py.ok<Memory>(kind, 'get', [id])).expiration_date).to.equal('2999-01-01');
+      });
+
+      it('delete: delete_linked=True deletes the memory (updates rewrite in place, so none is linked)', async () => {
+        const user = unique('py-delete-linked');
+        const [memory] = await seed(user, ['I own a kayak.', 'I own a tent.']);
+        await py.ok(kind, 'update', [memory?.id as string], { text: 'I own two kayaks.' });
+        expect((await py.ok<{ message: string }>(kind, 'delete', [memory?.id as string], { delete_linked: true })).message).to.match(/deleted/);
+        expect((await py.call(kind, 'get', [memory?.id as string])).error).to.include({ type: 'MemoryNotFoundError', status: 404 });
+        expect(await countOf(user)).to.equal(1);
       });
 
       it('users: the entities that have memories, with their counts', async () => {

@@ -161,6 +161,30 @@ describe(`mem0 webhooks (${PROFILE})`, function () {
     expect(hooks.requests.map((r) => bodyOf(r).event)).to.deep.equal(['memory_delete']);
   });
 
+  it('keeps the delivery log bounded: settled deliveries older than WEBHOOK_LOG_DAYS go, pending and recent ones stay', async () => {
+    const hooks = await receiver();
+    const sent = await client.createWebhook({ name: unique('log'), url: hooks.base, eventTypes: ['memory_add'] });
+    // a receiver that never answers keeps its delivery pending
+    const silent = await client.createWebhook({ name: unique('log-down'), url: 'http://127.0.0.1:9/hook', eventTypes: ['memory_add'] });
+    const user = unique('log-user');
+    for (const content of ['I knit.', 'I paint.']) await client.add([{ role: 'user', content }], { userId: user, infer: false });
+    const delivered = await waitFor(async () => {
+      const rows = await deliveries(sent.webhookId);
+      return rows.length === 2 && rows.every((d) => d.status === 'delivered') && rows;
+    });
+    const pending = await waitFor(async () => {
+      const rows = await deliveries(silent.webhookId);
+      return rows.length === 2 && rows;
+    });
+    const [old, recent] = delivered as [Delivery, Delivery];
+    const longAgo = Date.now() - 31 * 24 * 3600 * 1000;
+    await t.runtime.db('webhook_deliveries').whereIn('id', [old.id, ...pending.map((d) => d.id)]).update({ created_at: longAgo });
+
+    expect(await t.runtime.webhooks.pruneLog(30)).to.be.at.least(1);
+    expect((await deliveries(sent.webhookId)).map((d) => d.id)).to.deep.equal([recent.id]);
+    expect((await deliveries(silent.webhookId)).map((d) => d.status)).to.deep.equal(['pending', 'pending']);
+  });
+
   it('retries with backoff: a receiver that answers 500 twice, then 200, gets the event', async () => {
     let calls = 0;
     const hooks = await receiver((_req, res) => {

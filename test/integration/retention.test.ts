@@ -173,6 +173,48 @@ describe(`retention sweeps (${PROFILE})`, function () {
     await a.vectorsGone([...expiring, ...overflow.slice(0, 7)]);
   });
 
+  it('deletes memories past their expiration date by more than the grace period, in batches, as a user delete does', async () => {
+    const a = await project();
+    const b = await project();
+    const user = unique('u');
+    const add = async (auth: string, content: string, expiration_date?: string): Promise<string> => {
+      const res = await t.http
+        .post('/v3/memories/add/')
+        .set('Authorization', auth)
+        .send({ messages: [{ role: 'user', content }], user_id: user, infer: false, ...(expiration_date ? { expiration_date } : {}) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.results[0].id as string;
+    };
+    const gone = [await add(a.auth, 'A coupon for the bakery', '2030-01-10'), await add(a.auth, 'A coupon for the cinema', '2030-01-10')];
+    const graced = await add(a.auth, 'A coupon for the museum', '2030-01-11');
+    const lasting = await add(a.auth, 'A library card');
+    const foreign = await add(b.auth, 'A coupon for the zoo', '2030-01-10');
+    const memory = (id: string, auth = a.auth) => t.http.get(`/v1/memories/${id}/`).set('Authorization', auth);
+    for (const id of [...gone, graced, lasting]) {
+      await waitFor(async () => (await memory(id)).body.embedding_status === 'indexed', { timeoutMs: 30_000, message: `memory ${id} indexed` });
+    }
+    const expiry = (graceDays: number) =>
+      new Retention(t.runtime.repositories.schemas, t.runtime.repositories.memories, t.runtime.records, { now: () => now, batchSize: 1, expiryGraceDays: graceDays });
+
+    // 2030-01-10 expired on 2030-01-11; with 30 days' grace it is deleted from 2030-02-10
+    now = Date.parse('2030-02-09T23:59:59Z');
+    expect((await expiry(30).sweep(a.projectId)).deleted).to.equal(0);
+    now = Date.parse('2030-02-10T00:00:00Z');
+    expect(await expiry(30).sweep(a.projectId)).to.deep.include({ deleted: 2, capped: false });
+    for (const id of gone) {
+      expect((await memory(id)).status).to.equal(404);
+      expect(await a.events(id)).to.deep.equal(['ADD', 'DELETE']);
+    }
+    await a.vectorsGone(gone);
+    for (const id of [graced, lasting]) expect((await memory(id)).status).to.equal(200);
+    expect((await memory(foreign, b.auth)).status, 'another project is not swept').to.equal(200);
+
+    // no grace: deleted from the day after the last day it was shown
+    now = Date.parse('2030-01-12T00:00:00Z');
+    expect((await expiry(0).sweep(a.projectId)).deleted).to.equal(1);
+    expect((await memory(graced)).status).to.equal(404);
+    expect((await memory(lasting)).status).to.equal(200);
+  });
 });
 
 describe(`scheduled retention sweep (${PROFILE})`, function () {

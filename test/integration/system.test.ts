@@ -43,6 +43,19 @@ describe('operations endpoints', () => {
     expect(res.text).to.match(/cairn_outbox_pending \d+/);
   });
 
+  it('counts extraction jobs (an add with infer) in /metrics like every other queue', async function () {
+    this.timeout(90_000);
+    const completed = async (): Promise<number> => {
+      const text = (await t.http.get('/metrics')).text;
+      return Number(/cairn_queue_jobs\{queue="extraction",state="completed"\} (\d+)/.exec(text)?.[1] ?? NaN);
+    };
+    const before = await completed();
+    expect(before).to.be.a('number').and.not.NaN;
+    const res = await t.http.post('/v3/memories/add/').set('Authorization', token(key)).send({ messages: [{ role: 'user', content: 'I keep bees.' }], user_id: 'metrics-user' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await waitFor(async () => (await completed()) > before, { timeoutMs: 30_000, message: 'the extraction job counted' });
+  });
+
   it('labels requests that match no route as "unmatched", whatever their path', async () => {
     const odd = `/v1/api-keys/${Math.random().toString(36).slice(2)}`;
     expect((await t.http.put(odd).set('Authorization', token(key))).status).to.equal(405);
