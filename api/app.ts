@@ -5,6 +5,8 @@ import { adminSessionKeys } from './middleware/admin-session.js';
 import { requireAdmin, requireApiKey, requireIdToken } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
+import { traceRequests } from './middleware/trace-requests.js';
+import { tracingEnabled } from '../lib/tracing.js';
 import { wellFormedUri } from './middleware/uri.js';
 import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js';
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
@@ -76,6 +78,8 @@ export function createApp(runtime: Runtime): Koa {
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);
 
+  // mounted only with an exporter running: without one, a request pays nothing for tracing
+  if (tracingEnabled()) app.use(traceRequests());
   app.use(requestContext(runtime.log, runtime.metrics));
   app.use(errorHandler());
   app.use(wellFormedUri());

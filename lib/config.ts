@@ -81,7 +81,7 @@ interface Settings {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted JSON request body, in bytes. */
   bodyLimitBytes: number;
-  /** Redis key prefix of the queues and the key cache. */
+  /** `QUEUE_PREFIX` as set; Cairn's Redis keys start with it as a hash tag (`redisKeyPrefix`). */
   queuePrefix: string;
   /** Jobs a worker process runs at once, per queue. */
   workerConcurrency: number;
@@ -101,6 +101,21 @@ interface Settings {
   reconcileIntervalMs: number;
   /** How long a row may stay pending before reconciliation queues its indexing again (`RECONCILE_GRACE_MS`). */
   reconcileGraceMs: number;
+  /** Where spans are exported over OTLP (`OTEL_EXPORTER_OTLP_ENDPOINT` and the standard OTEL_* variables); null: no tracing. */
+  otel: OtelSettings | null;
+}
+
+/** OTLP trace export, as the standard OTEL_* variables name it. */
+export interface OtelSettings {
+  /** The full URL spans are posted to (`…/v1/traces`). */
+  tracesUrl: string;
+  /** gRPC is not offered: an OTLP/HTTP receiver listens on 4318. */
+  protocol: 'http/protobuf' | 'http/json';
+  /** Sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS`), e.g. a backend's API key. */
+  headers: Record<string, string>;
+  serviceName: string;
+  /** `OTEL_RESOURCE_ATTRIBUTES`: what every span's resource carries besides the service name. */
+  resourceAttributes: Record<string, string>;
 }
 
 /** How a process calls one remote provider's embeddings (`<PROVIDER>_EMBED_CONCURRENCY`, `<PROVIDER>_EMBED_BATCH`). */
@@ -191,6 +206,16 @@ export function parsePrivateHostAllowance(raw: string | null, name = 'TOOL_ALLOW
   return { allowance, problems };
 }
 
+/**
+ * The start of every Redis key Cairn writes (queues, key cache, change counts, tool budgets):
+ * QUEUE_PREFIX as a Redis Cluster hash tag, `{cairn}`. Only the part in braces picks a key's
+ * hash slot, so all of a deployment's keys share one slot, which BullMQ's scripts need (they
+ * touch many keys of a queue at once) and which costs nothing on a single Redis node.
+ */
+export function redisKeyPrefix(queuePrefix: string): string {
+  return `{${queuePrefix}}`;
+}
+
 /** Thrown when the environment is invalid; lists every bad variable. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -211,6 +236,59 @@ type Env = Record<string, string | undefined>;
  */
 export function defaultLocalEmbedThreads(cores = os.availableParallelism()): number {
   return Math.max(1, Math.floor(cores / 4));
+}
+
+/**
+ * Parses the `key=value,key=value` lists of OTEL_EXPORTER_OTLP_HEADERS and
+ * OTEL_RESOURCE_ATTRIBUTES (values percent-encoded, as the specification writes them).
+ */
+function otelPairs(name: string, raw: string | null, problems: string[]): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const entry of (raw ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=');
+    const key = eq > 0 ? entry.slice(0, eq).trim() : '';
+    try {
+      if (key === '') throw new Error('no key');
+      pairs[key] = decodeURIComponent(entry.slice(eq + 1).trim());
+    } catch {
+      problems.push(`${name} entry "${entry.split('=')[0]}" must be key=value (values percent-encoded), entries separated by commas`);
+    }
+  }
+  return pairs;
+}
+
+/**
+ * The OTLP trace export the standard variables ask for, or null when tracing is off: no endpoint,
+ * `OTEL_SDK_DISABLED=true`, or `OTEL_TRACES_EXPORTER` without `otlp` (e.g. `none`).
+ */
+function otelSettings(read: (name: string) => string | null, problems: string[]): OtelSettings | null {
+  const exporters = read('OTEL_TRACES_EXPORTER');
+  if (read('OTEL_SDK_DISABLED')?.toLowerCase() === 'true' || (exporters !== null && !exporters.split(',').some((e) => e.trim() === 'otlp'))) return null;
+  const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT');
+  // the signal's own endpoint is used as given; the general one gets the signal's path appended
+  const tracesUrl = tracesEndpoint ?? (endpoint === null ? null : `${endpoint.replace(/\/+$/, '')}/v1/traces`);
+  if (tracesUrl === null) return null;
+  const urlName = tracesEndpoint !== null ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  if (!URL.canParse(tracesUrl) || !['http:', 'https:'].includes(new URL(tracesUrl).protocol)) {
+    problems.push(`${urlName} must be an http:// or https:// URL such as http://localhost:4318 (got "${redact(tracesEndpoint ?? endpoint ?? '')}")`);
+  }
+  const protocolName = read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== null ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = read(protocolName) ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    problems.push(`${protocolName} must be http/protobuf or http/json (got "${protocol}"); Cairn exports over OTLP/HTTP, usually port 4318`);
+  }
+  const resourceAttributes = otelPairs('OTEL_RESOURCE_ATTRIBUTES', read('OTEL_RESOURCE_ATTRIBUTES'), problems);
+  return {
+    tracesUrl,
+    protocol: protocol === 'http/json' ? 'http/json' : 'http/protobuf',
+    headers: {
+      ...otelPairs('OTEL_EXPORTER_OTLP_HEADERS', read('OTEL_EXPORTER_OTLP_HEADERS'), problems),
+      ...otelPairs('OTEL_EXPORTER_OTLP_TRACES_HEADERS', read('OTEL_EXPORTER_OTLP_TRACES_HEADERS'), problems),
+    },
+    serviceName: read('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'cairn',
+    resourceAttributes,
+  };
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -373,6 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLogDays: int('WEBHOOK_LOG_DAYS', 30, 1, 3_650),
     reconcileIntervalMs: int('RECONCILE_INTERVAL_MS', 60_000, 100, 24 * 3_600_000),
     reconcileGraceMs: int('RECONCILE_GRACE_MS', 60_000, 0, 24 * 3_600_000),
+    otel: otelSettings(read, problems),
   };
 
   // memories would stay pending until an operator set it: say so at start instead

@@ -9,6 +9,8 @@ export const ShutdownPhase = {
   database: 4,
   vectors: 5,
   redis: 6,
+  /** Spans ended by the phases before are flushed last. */
+  telemetry: 7,
 } as const;
 
 type Phase = (typeof ShutdownPhase)[keyof typeof ShutdownPhase];

@@ -3,6 +3,8 @@ import type { Logger } from '../lib/logger.js';
 import { CohereProvider } from './cohere/cohere.provider.js';
 import { LOCAL_EMBED_MODEL, LocalProvider, localModelName } from './local/local.provider.js';
 import { OpenAIProvider } from './openai/openai.provider.js';
+import { tracingEnabled } from '../lib/tracing.js';
+import { tracedModel } from './traced.js';
 import { remoteModelName, type Capability, type CapabilityModels, type Provider, type ProviderConfig, type ProviderName, type ProvidersOptions } from './provider.js';
 
 /** The model an index gets when it names none, and what plain `local` means. */
@@ -137,6 +139,8 @@ export class Providers {
       const create = this.providers[provider].models[capability];
       if (create === undefined) throw new Error(`${provider} has no ${capability} models`);
       instance = create(rest);
+      // while tracing is on, every call of the model is a span; otherwise the model is called directly
+      if (tracingEnabled()) instance = tracedModel(capability, name, instance);
       this.cache.set(key, instance);
       this.logger.debug({ capability, model: name }, 'model ready');
     }

@@ -3,7 +3,7 @@ import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js
 import { RedisChangeCounts, SingleProcessCounts, type ChangeCounts } from '../db/change-counts.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
-import type { Config, EmbeddedConfig, ProductionConfig } from '../lib/config.js';
+import { redisKeyPrefix, type Config, type EmbeddedConfig, type ProductionConfig } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
@@ -46,15 +46,16 @@ function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters 
 
 /** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
 function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
-  const { redisUrl, queuePrefix } = config;
+  const { redisUrl } = config;
+  const prefix = redisKeyPrefix(config.queuePrefix);
   return {
-    queue: new BullmqQueue({ redisUrl, prefix: queuePrefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
-    keyCache: new RedisKeyCache(redisUrl, queuePrefix, log),
+    queue: new BullmqQueue({ redisUrl, prefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
+    keyCache: new RedisKeyCache(redisUrl, prefix, log),
     milvus: new MilvusConnection(config.milvusAddress, config.milvusToken, log.child({ component: 'milvus' }), config.milvusTimeoutMs),
-    memoryChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:memory-changes`, MEMORY_STALE_AFTER_MS),
+    memoryChanges: new RedisChangeCounts(redisUrl, `${prefix}:memory-changes`, MEMORY_STALE_AFTER_MS),
     // the configuration cache reads the count before it loads, so its reads may share one GET
-    configChanges: new RedisChangeCounts(redisUrl, `${queuePrefix}:config-changes`, CONFIG_STALE_AFTER_MS, true),
-    toolLimiter: new RedisToolRateLimiter(redisUrl, `${queuePrefix}:tool-rate`),
+    configChanges: new RedisChangeCounts(redisUrl, `${prefix}:config-changes`, CONFIG_STALE_AFTER_MS, true),
+    toolLimiter: new RedisToolRateLimiter(redisUrl, `${prefix}:tool-rate`),
   };
 }
 

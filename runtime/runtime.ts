@@ -70,6 +70,7 @@ import { modelName, Providers, type Embedders, type LanguageModels } from '../pr
 import { Metrics } from '../lib/metrics.js';
 import { Shutdown, ShutdownPhase } from '../lib/shutdown.js';
 import { withTimeout } from '../lib/time.js';
+import { startTelemetry } from './telemetry.js';
 
 /** Rows each reconciliation check reads per pass. */
 const RECONCILE_PAGE = 500;
@@ -263,6 +264,8 @@ export class Runtime {
         'The embedded profile runs API and worker in one process (npm start). Set DATABASE_URL, REDIS_URL and MILVUS_ADDRESS to run them apart.',
       );
     }
+    // before anything that makes spans; the SDK is flushed after everything else has closed
+    const stopTelemetry = config.otel !== null ? startTelemetry(config.otel) : null;
     const db = createDatabase(config, log.child({ component: 'database' }));
     try {
       if (config.profile === 'embedded' || options.migrate) {
@@ -275,10 +278,12 @@ export class Runtime {
       }
     } catch (err) {
       await db.destroy();
+      await stopTelemetry?.();
       throw err;
     }
     const adapters = profileAdapters(config, log);
     const runtime = new Runtime(config, options.role, log, db, adapters, options.relay ?? {});
+    if (stopTelemetry) runtime.shutdown.add('telemetry', ShutdownPhase.telemetry, stopTelemetry);
     if (config.bootstrapApiKey !== null) await runtime.apiKeys.ensureBootstrapKey(config.bootstrapApiKey);
     return runtime;
   }

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf, type JobResult, type QueueName } from '../contracts/jobs/catalogue.js';
 import { endsJob, runJob, type JobHandlers } from '../contracts/jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
+import type { TraceCarrier } from '../lib/tracing.js';
 import { withTimeout } from '../lib/time.js';
 import type { QueueDepth, QueueDriver } from '../contracts/jobs/queue.js';
 import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type RetryPolicy } from './retry-policy.js';
@@ -26,7 +27,7 @@ const SCHEDULED_ATTEMPTS = 3;
 
 const DISPATCH_TIMEOUT_MS = 5_000;
 
-/** How a dispatched job is stored: its idempotent id, retries with capped backoff, bounded retention. */
+/** How a dispatched job is stored: its idempotent id, retries with capped backoff, bounded retention, its trace context. */
 function jobOptions(job: JobEnvelope): JobsOptions {
   return {
     jobId: job.jobId,
@@ -34,7 +35,27 @@ function jobOptions(job: JobEnvelope): JobsOptions {
     backoff: { type: CAPPED },
     removeOnComplete: { count: 1_000, age: 24 * 3600 },
     removeOnFail: { count: 5_000, age: 7 * 24 * 3600 },
+    ...traceOption(job),
   };
+}
+
+/**
+ * The job's trace context, kept beside its data in the slot BullMQ has for it (`telemetry.metadata`),
+ * so the payload stays exactly what the catalogue's schema accepts.
+ */
+function traceOption(job: JobEnvelope): Pick<JobsOptions, 'telemetry'> {
+  return job.trace ? { telemetry: { metadata: JSON.stringify(job.trace) } } : {};
+}
+
+/** The trace context a stored job carries, if any (an unreadable one starts a new trace). */
+function traceOf(job: Job): TraceCarrier | undefined {
+  const metadata = job.opts.telemetry?.metadata;
+  if (!metadata) return undefined;
+  try {
+    return JSON.parse(metadata) as TraceCarrier;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -135,7 +156,7 @@ export class BullmqQueue implements QueueDriver {
     const events = await withTimeout(this.eventsOf(name), Math.min(left(), DISPATCH_TIMEOUT_MS), `Redis did not answer within ${DISPATCH_TIMEOUT_MS} ms`);
     const added = await withTimeout(
       // kept a while once done, as other jobs are, so queue depths and /metrics count them
-      queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: { count: 1_000, age: 3600 }, removeOnFail: { age: 3600 } }),
+      queue.add(job.name, job.payload, { jobId: job.jobId, attempts: 1, removeOnComplete: { count: 1_000, age: 3600 }, removeOnFail: { age: 3600 }, ...traceOption(job) }),
       Math.min(left(), DISPATCH_TIMEOUT_MS),
       `Redis did not accept the job within ${DISPATCH_TIMEOUT_MS} ms`,
     );
@@ -166,7 +187,7 @@ export class BullmqQueue implements QueueDriver {
         async (job: Job) => {
           const log = this.log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
           try {
-            const result = await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log });
+            const result = await runJob(handlers, job.name, job.data, { attempt: job.attemptsMade + 1, worker: this.worker, log }, traceOf(job));
             if (job.attemptsMade > 0) this.retryEarly(name);
             return result;
           } catch (err) {

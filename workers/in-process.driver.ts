@@ -74,7 +74,7 @@ export class InProcessQueue implements QueueDriver {
       counters.active += 1;
       try {
         const log = this.log.child({ job: job.name, jobId: job.jobId, attempt: 1 });
-        const result = (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log })) as JobResult<N>;
+        const result = (await runJob(handlers, job.name, job.payload, { attempt: 1, worker: this.worker, log }, job.trace)) as JobResult<N>;
         counters.completed += 1;
         return result;
       } catch (err) {
@@ -150,11 +150,13 @@ export class InProcessQueue implements QueueDriver {
       counters.waiting -= 1;
       counters.active += 1;
       try {
-        await runJob(handlers, job.name, job.payload, {
-          attempt,
-          worker: this.worker,
-          log: this.log.child({ job: job.name, jobId: job.jobId, attempt }),
-        });
+        await runJob(
+          handlers,
+          job.name,
+          job.payload,
+          { attempt, worker: this.worker, log: this.log.child({ job: job.name, jobId: job.jobId, attempt }) },
+          job.trace,
+        );
         counters.completed += 1;
         if (attempt > 1) this.retryEarly(queue);
         return;

@@ -1,3 +1,4 @@
+import { producerSpan, type TraceCarrier } from '../../lib/tracing.js';
 import type { JsonSchema } from '../../lib/validation.js';
 
 /**
@@ -253,9 +254,21 @@ export interface JobEnvelope<N extends JobName = JobName> {
   name: N;
   jobId: string;
   payload: JobOf<N>;
+  /** The trace context the job was queued in (while tracing is on): its run continues that trace, in whichever process it runs. */
+  trace?: TraceCarrier;
 }
 
-/** Builds the envelope for a job, deriving its idempotent id. */
+/**
+ * Builds the envelope for a job, deriving its idempotent id. Called where the work is queued, so
+ * while tracing is on it records an `enqueue` span there and carries its context to the job's run.
+ */
 export function envelope<N extends JobName>(name: N, payload: JobOf<N>): JobEnvelope<N> {
-  return { name, jobId: JOBS[name].jobId(payload), payload };
+  const jobId = JOBS[name].jobId(payload);
+  const trace = producerSpan(`enqueue ${name}`, {
+    'messaging.operation.type': 'create',
+    'messaging.operation.name': 'enqueue',
+    'messaging.destination.name': JOBS[name].queue,
+    'messaging.message.id': jobId,
+  });
+  return trace ? { name, jobId, payload, trace } : { name, jobId, payload };
 }

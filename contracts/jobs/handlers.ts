@@ -1,6 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { isTransient } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
+import { consumerParent, inSpan, SpanKind, tracingEnabled, type TraceCarrier } from '../../lib/tracing.js';
 import { ajv } from '../../lib/validation.js';
 import { JOB_NAMES, JOBS, type JobName, type JobOf, type JobResult } from './catalogue.js';
 
@@ -50,9 +51,25 @@ export function assertHandlers(handlers: Partial<Record<string, unknown>>): asse
 
 /**
  * Runs one job: re-validates the payload (a queue may hold jobs written by an older version)
- * and calls the handler. Both queue drivers execute jobs through here.
+ * and calls the handler. Both queue drivers execute jobs through here. While tracing is on, the
+ * run is a `run <job>` span continuing the trace the job was queued in (`trace`), or a trace of
+ * its own for a job queued without one.
  */
-export async function runJob(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext): Promise<unknown> {
+export function runJob(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext, trace?: TraceCarrier): Promise<unknown> {
+  if (!tracingEnabled()) return handle(handlers, name, payload, ctx);
+  const queue = (JOB_NAMES as string[]).includes(name) ? JOBS[name as JobName].queue : 'unknown';
+  return inSpan(
+    `run ${name}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent: consumerParent(trace),
+      attributes: { 'messaging.operation.type': 'process', 'messaging.destination.name': queue, 'cairn.job.attempt': ctx.attempt, 'cairn.job.worker': ctx.worker },
+    },
+    () => handle(handlers, name, payload, ctx),
+  );
+}
+
+async function handle(handlers: JobHandlers, name: string, payload: unknown, ctx: JobContext): Promise<unknown> {
   if (!(JOB_NAMES as string[]).includes(name)) throw new PoisonJobError(`No handler for job "${name}"`);
   const jobName = name as JobName;
   const validate = validators[jobName];

@@ -5,6 +5,7 @@ import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
 import { AddressGuard, AddressRefusedError, guardedLookup, normalizeHost } from './address-guard.js';
 import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
+import { inSpan, SpanKind, SpanStatusCode, tracingEnabled } from '../../lib/tracing.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
 export interface ToolDefinition {
@@ -271,7 +272,28 @@ export class ToolRunner {
     this.guarded = new Agent({ connect: { timeout: this.timeoutMs, lookup: guardedLookup(this.guard) } });
   }
 
-  async run(call: ToolCall): Promise<ToolOutcome> {
+  /**
+   * Makes the call. While tracing is on it is an `execute_tool <name>` span (the GenAI semantic
+   * conventions' tool call) with the outcome's status and HTTP status; a call that failed is an error.
+   */
+  run(call: ToolCall): Promise<ToolOutcome> {
+    if (!tracingEnabled()) return this.call(call);
+    const attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.tool.name,
+      'gen_ai.tool.type': 'extension',
+      'http.request.method': call.tool.http_method,
+    };
+    return inSpan(`execute_tool ${call.tool.name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const outcome = await this.call(call);
+      span.setAttribute('cairn.tool.status', outcome.status);
+      if (outcome.http_status !== undefined) span.setAttribute('http.response.status_code', outcome.http_status);
+      if (outcome.status !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.status });
+      return outcome;
+    });
+  }
+
+  private async call(call: ToolCall): Promise<ToolOutcome> {
     const started = performance.now();
     const redact = redactor(call.secret);
     const outcome = (status: ToolCallStatus, result: string, httpStatus?: number): ToolOutcome => ({

@@ -1,6 +1,7 @@
 import type { AgentsRepository } from '../../db/repositories/agents.repository.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
+import { inSpan, tracingEnabled } from '../../lib/tracing.js';
 import type { RecordExtraction } from '../extract.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import type { Secrets } from '../secrets.js';
@@ -61,7 +62,7 @@ export class ChatTurns {
     if (!input.messages.some((m) => m.role === 'user')) {
       throw badRequest('validation_failed', 'A chat turn needs at least one message with role user.', [{ path: '/messages', message: 'has no user message' }]);
     }
-    return { streamMode: agent.view.stream_mode, run: (onText) => this.chat(agent, input, started, onText) };
+    return { streamMode: agent.view.stream_mode, run: (onText) => this.tracedChat(agent, input, started, onText) };
   }
 
   /** A project's runs of an agent, newest first. */
@@ -77,7 +78,32 @@ export class ChatTurns {
     return runDetail(row);
   }
 
-  private async chat(agent: LoadedAgent, input: ChatInput, started: number, onText?: (delta: string) => void): Promise<ChatResponse> {
+  /**
+   * The turn, while tracing is on, as an `invoke_agent <name>` span (the GenAI semantic
+   * conventions' agent invocation) around its model and tool calls, with the turn's tokens.
+   */
+  private tracedChat(agent: LoadedAgent, input: ChatInput, started: number, onText?: (delta: string) => void): Promise<ChatResponse> {
+    if (!tracingEnabled()) return this.chat(agent, input, started, onText);
+    const attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.id': agent.view.id,
+      'gen_ai.agent.name': agent.view.name,
+      'gen_ai.request.model': agent.view.model,
+    };
+    return inSpan(`invoke_agent ${agent.view.name}`, { attributes }, (span) =>
+      this.chat(agent, input, started, onText, (turn) =>
+        span.setAttributes({
+          'gen_ai.conversation.id': turn.conversationId,
+          'gen_ai.usage.input_tokens': turn.tokensIn,
+          'gen_ai.usage.output_tokens': turn.tokensOut,
+          'cairn.run.id': turn.runId,
+          'cairn.run.status': turn.status,
+        }),
+      ),
+    );
+  }
+
+  private async chat(agent: LoadedAgent, input: ChatInput, started: number, onText?: (delta: string) => void, done?: (turn: Turn) => void): Promise<ChatResponse> {
     const turn = await openTurn(this.runRows, agent, input, started);
     // with output guardrails on, the answer is held back until it has been checked
     let streamed = false;
@@ -93,11 +119,14 @@ export class ChatTurns {
     } catch (err) {
       turn.status = 'failed';
       await this.recorder.record(turn, err);
+      done?.(turn);
       throw err;
     }
     // fixed answers (rules, flows, blocks) and held-back ones go out at once
     if (onText && !streamed && turn.answer) onText(turn.answer);
-    return this.recorder.record(turn, null);
+    const response = await this.recorder.record(turn, null);
+    done?.(turn);
+    return response;
   }
 
   /** The stages between opening a turn and recording it; one that answers (a rule, an input block) ends the turn. */

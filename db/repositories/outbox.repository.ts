@@ -10,7 +10,7 @@ export interface OutboxEntry {
   attempts: number;
 }
 
-/** Rows per INSERT: 9 values each, well within what MySQL and SQLite bind in one statement. */
+/** Rows per INSERT: 10 values each, well within what MySQL and SQLite bind in one statement. */
 const INSERT_CHUNK = 500;
 
 interface OutboxRow {
@@ -19,6 +19,7 @@ interface OutboxRow {
   job_name: string;
   job_id: string;
   payload: string;
+  trace: string | null;
   attempts: number;
 }
 
@@ -34,6 +35,7 @@ export class OutboxRepository {
       job_name: job.name,
       job_id: job.jobId,
       payload: JSON.stringify(job.payload),
+      trace: job.trace ? JSON.stringify(job.trace) : null,
       attempts: 0,
       available_at: now,
       locked_until: null,
@@ -58,7 +60,7 @@ export class OutboxRepository {
         .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<', now))
         .orderBy('id')
         .limit(limit)
-        .select('id', 'project_id', 'job_name', 'job_id', 'payload', 'attempts');
+        .select('id', 'project_id', 'job_name', 'job_id', 'payload', 'trace', 'attempts');
       if (exclude.size > 0) query = query.whereNotIn('id', [...exclude]);
       if (supportsRowLocks(this.db)) query = query.forUpdate().skipLocked();
       const rows = (await query) as OutboxRow[];
@@ -73,7 +75,7 @@ export class OutboxRepository {
         id: Number(r.id),
         projectId: r.project_id,
         attempts: r.attempts + 1,
-        envelope: { name: r.job_name, jobId: r.job_id, payload: JSON.parse(r.payload) } as JobEnvelope,
+        envelope: { name: r.job_name, jobId: r.job_id, payload: JSON.parse(r.payload), ...(r.trace ? { trace: JSON.parse(r.trace) } : {}) } as JobEnvelope,
       }));
     }, config);
   }

@@ -131,4 +131,47 @@ describe('config: TOOL_ALLOW_PRIVATE_HOSTS', () => {
     expect(problems.join('\n')).to.not.include('"ok.internal"');
     expect(problems.join('\n')).to.include('PORT');
   });
+
+});
+
+describe('config: OpenTelemetry', () => {
+  it('is off without an OTLP endpoint, and when the SDK or its trace exporter is turned off', () => {
+    expect(loadConfig({}).otel).to.equal(null);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).otel).to.equal(null);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).otel).to.equal(null);
+  });
+
+  it('reads the standard variables: endpoint with /v1/traces appended, protocol, headers, service name and resource attributes', () => {
+    const otel = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318/',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D,tenant=one',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'tenant=two',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.name=ignored',
+      OTEL_SERVICE_NAME: 'cairn-eu',
+    }).otel;
+    expect(otel).to.deep.equal({
+      tracesUrl: 'https://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: { 'x-api-key': 'abc==', tenant: 'two' },
+      serviceName: 'cairn-eu',
+      resourceAttributes: { 'deployment.environment.name': 'staging', 'service.name': 'ignored' },
+    });
+    const own = loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://tempo:4318/otlp/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).otel;
+    expect(own).to.include({ tracesUrl: 'http://tempo:4318/otlp/v1/traces', protocol: 'http/json', serviceName: 'cairn' });
+  });
+
+  it('refuses gRPC, a URL that is not http(s) and a header without a key, naming each', () => {
+    let error: unknown;
+    try {
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: '=secret' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    expect(problems).to.match(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL/);
+    expect(problems).to.match(/OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json \(got "grpc"\)/);
+    expect(problems).to.match(/OTEL_EXPORTER_OTLP_HEADERS entry "" must be key=value/);
+    expect(problems).to.not.include('secret');
+  });
 });
