@@ -81,7 +81,7 @@ interface Settings {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted JSON request body, in bytes. */
   bodyLimitBytes: number;
-  /** `QUEUE_PREFIX` as set; Cairn's Redis keys start with it as a hash tag (`redisKeyPrefix`). */
+  /** `QUEUE_PREFIX`: every Redis key Cairn writes (queues, key cache, change counts, tool budgets) starts with it; `{name}` is cluster-safe. */
   queuePrefix: string;
   /** Jobs a worker process runs at once, per queue. */
   workerConcurrency: number;
@@ -204,16 +204,6 @@ export function parsePrivateHostAllowance(raw: string | null, name = 'TOOL_ALLOW
     else allowance.names.push(canonical);
   }
   return { allowance, problems };
-}
-
-/**
- * The start of every Redis key Cairn writes (queues, key cache, change counts, tool budgets):
- * QUEUE_PREFIX as a Redis Cluster hash tag, `{cairn}`. Only the part in braces picks a key's
- * hash slot, so all of a deployment's keys share one slot, which BullMQ's scripts need (they
- * touch many keys of a queue at once) and which costs nothing on a single Redis node.
- */
-export function redisKeyPrefix(queuePrefix: string): string {
-  return `{${queuePrefix}}`;
 }
 
 /** Thrown when the environment is invalid; lists every bad variable. */
@@ -395,9 +385,12 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`GUARDRAIL_MODEL must be cohere/<model> or openai/<model> (got "${guardrailModel}"); leave it unset for the local detectors alone`);
   }
 
+  // A name, or a name in braces: a Redis Cluster hash tag (`{cairn}`), which puts every key of the
+  // deployment in one hash slot, as BullMQ's scripts need on a cluster. The keys start with it as
+  // written, so a deployment keeps its keys (and the jobs queued under them) across upgrades.
   const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(queuePrefix)) {
-    problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-" (got "${queuePrefix}")`);
+  if (!/^(?:[A-Za-z0-9_-]{1,32}|\{[A-Za-z0-9_-]{1,32}\})$/.test(queuePrefix)) {
+    problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-", or such a name in braces as a Redis Cluster hash tag, e.g. {cairn} (got "${queuePrefix}")`);
   }
 
   const privateHosts = parsePrivateHostAllowance(read('TOOL_ALLOW_PRIVATE_HOSTS'));

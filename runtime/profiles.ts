@@ -3,7 +3,7 @@ import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js
 import { RedisChangeCounts, SingleProcessCounts, type ChangeCounts } from '../db/change-counts.js';
 import { MilvusConnection } from '../db/milvus.js';
 import { MemoryToolRateLimiter, RedisToolRateLimiter, type ToolRateLimiter } from '../db/tool-rate-limiter.js';
-import { redisKeyPrefix, type Config, type EmbeddedConfig, type ProductionConfig } from '../lib/config.js';
+import { type Config, type EmbeddedConfig, type ProductionConfig } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { BullmqQueue } from '../workers/bullmq.driver.js';
 import { InProcessQueue } from '../workers/in-process.driver.js';
@@ -47,7 +47,7 @@ function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters 
 /** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
 function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
   const { redisUrl } = config;
-  const prefix = redisKeyPrefix(config.queuePrefix);
+  const prefix = config.queuePrefix;
   return {
     queue: new BullmqQueue({ redisUrl, prefix, concurrency: concurrencyOf(config), lockMs: config.jobLockMs }, log.child({ component: 'queue' })),
     keyCache: new RedisKeyCache(redisUrl, prefix, log),

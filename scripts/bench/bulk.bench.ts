@@ -11,7 +11,6 @@ import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { reachable } from '../../lib/reachable.js';
 import { notes } from './corpus.js';
 import { Api, childEnv, percentile, production, startChild, startWorker, stopChild } from './children.js';
-import { redisKeyPrefix } from '../../lib/config.js';
 
 // Bulk writes: N typed records stored one request at a time (8 in flight) against the same
 // records stored in batches of B (POST /v1/records/{schema}/batch, one batch at a time), on the
@@ -115,7 +114,7 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const env = childEnv('production', dataDir, 'warn', { DATABASE_URL, LOCAL_MODEL_DIR: localModelDir, QUEUE_PREFIX: prefix });
   const connection = new Redis(production.redisUrl, { maxRetriesPerRequest: null });
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection, prefix: redisKeyPrefix(prefix) }));
+  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection, prefix: prefix }));
   const procs: ChildProcess[] = [];
   try {
     const child = await startChild('api', 'cairn-api', env);

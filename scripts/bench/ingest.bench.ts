@@ -10,7 +10,7 @@ import { migrateLatest } from '../../db/migrate.js';
 import { MilvusConnection } from '../../db/milvus.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
 import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
-import { loadConfig, redisKeyPrefix } from '../../lib/config.js';
+import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { Providers } from '../../providers/registry.js';
@@ -292,7 +292,7 @@ async function productionSystem(): Promise<System> {
   await ensureMysqlDatabase(databaseUrl);
   const db = createDatabase({ databaseUrl, dataDir: '' });
   const connection = new Redis(production.redisUrl, { maxRetriesPerRequest: null });
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection, prefix: redisKeyPrefix(prefix) }));
+  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection, prefix: prefix }));
   const embedding = queues[QUEUE_NAMES.indexOf('embedding')] as Queue;
   const children: Child['proc'][] = [];
   const close = async (): Promise<void> => {
@@ -301,7 +301,7 @@ async function productionSystem(): Promise<System> {
     await Promise.all(queues.map((q) => q.close()));
     // the key cache and change counters under the same prefix
     for (let cursor = '0'; ; ) {
-      const [next, keys] = await connection.scan(cursor, 'MATCH', `${redisKeyPrefix(prefix)}:*`, 'COUNT', 500);
+      const [next, keys] = await connection.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
       if (keys.length > 0) await connection.del(...keys);
       if ((cursor = next) === '0') break;
     }

@@ -11,7 +11,6 @@ import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { reachable } from '../../lib/reachable.js';
 import { Api, childEnv, production, startChild, startWorker, stopChild, type ProfileName } from './children.js';
 import { generateDataset, QUESTION_KINDS, type Conversation, type Dataset, type Question, type QuestionKind } from './memory-quality/dataset.js';
-import { redisKeyPrefix } from '../../lib/config.js';
 
 // Memory quality (`npm run bench:memory-quality`, issue 14): seeded multi-session chats stored turn
 // by turn as memories (infer: false, one user_id per conversation, each turn's time as its event
@@ -159,7 +158,7 @@ class Queues {
   private readonly queues: Queue[];
 
   constructor(prefix: string) {
-    this.queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: this.connection, prefix: redisKeyPrefix(prefix) }));
+    this.queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: this.connection, prefix: prefix }));
   }
 
   workers(): Promise<number> {

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { createDatabase, type Knex } from '../../db/knex.js';
 import { MilvusConnection } from '../../db/milvus.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
-import { loadConfig, redisKeyPrefix } from '../../lib/config.js';
+import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { reachable } from '../../lib/reachable.js';
 import { startEmbeddingServer, type EmbeddingCall, type EmbeddingServer } from '../../test/embedding-server.js';
@@ -72,7 +72,7 @@ class EmbeddingQueue {
   readonly queue: Queue;
 
   constructor(prefix: string) {
-    this.queue = new Queue('embedding', { connection: this.connection, prefix: redisKeyPrefix(prefix) });
+    this.queue = new Queue('embedding', { connection: this.connection, prefix: prefix });
   }
 
   async queued(): Promise<number> {

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { redisKeyPrefix } from '../../lib/config.js';
 import { isProduction, newProject, PROFILE, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
 
 const CONTACT = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
@@ -192,7 +191,7 @@ describe(`configuration reads see every acknowledged write (${PROFILE})`, functi
         expect((await expectStatus(r.get(`/v1/agents/${name}`), 200)).instructions).to.equal('one');
         const redis = new Redis(t.env.REDIS_URL as string);
         try {
-          await redis.del(`${redisKeyPrefix(t.env.QUEUE_PREFIX as string)}:config-changes:${projectId}`);
+          await redis.del(`${t.env.QUEUE_PREFIX as string}:config-changes:${projectId}`);
         } finally {
           redis.disconnect();
         }

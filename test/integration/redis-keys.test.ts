@@ -5,9 +5,10 @@ import { json, serve, type TestServer } from '../http-server.js';
 import { isProduction, newProject, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // Redis Cluster: BullMQ's scripts touch many keys of a queue at once, which a cluster allows only
-// within one hash slot. Every key Cairn writes starts with QUEUE_PREFIX as a hash tag ({prefix}),
-// so all of a deployment's keys share one slot; checked here on the single test node with the
-// slot function Redis Cluster uses (CRC16 of the hash tag, as ioredis computes it).
+// within one hash slot. Every key Cairn writes starts with QUEUE_PREFIX as written, so a prefix
+// written as a hash tag ({name}) puts all of a deployment's keys in one slot; checked here on the
+// single test node with the slot function Redis Cluster uses (CRC16 of the hash tag, as ioredis
+// computes it).
 
 const keySlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
@@ -20,7 +21,7 @@ if (isProduction) {
 
     before(async () => {
       tool = await serve((req, res) => json(res, 200, { order_id: Number(req.url.split('/').pop()), status: 'shipped' }));
-      t = await startRuntime({ env: { TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
+      t = await startRuntime({ env: { TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1', QUEUE_PREFIX: `{${unique('tag').replace(/-/g, '')}}` } });
       redis = new Redis(t.env.REDIS_URL as string);
     });
     after(async () => {
@@ -41,7 +42,7 @@ if (isProduction) {
       return keys;
     }
 
-    it('puts every key it writes (queues, key cache, change counts, tool budgets) in one hash slot', async () => {
+    it('with QUEUE_PREFIX written as a hash tag, puts every key it writes (queues, key cache, change counts, tool budgets) in one hash slot', async () => {
       const auth = token((await newProject(t)).key);
       const user = unique('user');
       // a memory (queued indexing, memory change counts), an agent (configuration change counts)
@@ -74,9 +75,9 @@ if (isProduction) {
         },
         { message: `keys of every kind (${kinds.join(', ')})` },
       );
-      for (const key of keys) expect(key.startsWith(`{${prefix}}:`), `${key} starts with the hash tag`).to.equal(true);
+      for (const key of keys) expect(key.startsWith(`${prefix}:`), `${key} starts with the hash tag`).to.equal(true);
       const slots = new Set(keys.map(keySlot));
-      expect([...slots], 'hash slots of the deployment’s keys').to.deep.equal([keySlot(`{${prefix}}`)]);
+      expect([...slots], 'hash slots of the deployment’s keys').to.deep.equal([keySlot(prefix)]);
     });
   });
 }

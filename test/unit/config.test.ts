@@ -45,6 +45,14 @@ describe('config', () => {
     }
   });
 
+  it('takes QUEUE_PREFIX as a name, or a name in braces (a Redis Cluster hash tag), as written', () => {
+    expect(loadConfig({}).queuePrefix).to.equal('cairn');
+    expect(loadConfig({ QUEUE_PREFIX: '{cairn}' }).queuePrefix).to.equal('{cairn}');
+    for (const bad of ['{cairn', 'cairn}', '{}', '{a}{b}', 'a:b', 'x'.repeat(33)]) {
+      expect(() => loadConfig({ QUEUE_PREFIX: bad }), bad).to.throw(ConfigError, /QUEUE_PREFIX/);
+    }
+  });
+
   it('takes SECRETS_KEY as 64 hex characters or 32 bytes of base64', () => {
     expect(loadConfig({ SECRETS_KEY: 'ab'.repeat(32) }).secretsKey).to.have.length(32);
     expect(loadConfig({ SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }).secretsKey).to.have.length(32);
