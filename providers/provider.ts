@@ -19,7 +19,7 @@ export type Capability = keyof CapabilityModels;
 export type ProviderName = 'local' | 'cohere' | 'openai';
 
 /** The settings providers read. */
-export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'localEmbedThreads' | 'dataDir'>;
+export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'hfEndpoint' | 'pipIndexUrl' | 'localEmbedThreads' | 'dataDir'>;
 
 /** Tuning for the provider clients; the defaults suit production. */
 export interface ProvidersOptions {

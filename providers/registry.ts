@@ -147,6 +147,21 @@ export class Providers {
     return instance;
   }
 
+  /** Starts fetching, in the background, the local embedding models LOCAL_MODEL_DIR does not provide. */
+  prepare(): void {
+    this.local.prepare();
+  }
+
+  /**
+   * Why the embedding model `model` (a canonical name) cannot embed yet, for readiness: a local
+   * model whose files are still being fetched, or could not be; null when it can, and for
+   * remote models, which are checked when called.
+   */
+  embedderNotReady(model: string): string | null {
+    const [provider, rest] = splitName(model);
+    return provider === 'local' ? this.local.notReady(rest) : null;
+  }
+
   /** Ends the local model threads (at shutdown); local embedding is refused afterwards. */
   close(): Promise<void> {
     return this.local.close();

