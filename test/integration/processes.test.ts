@@ -80,7 +80,7 @@ describe('processes', function () {
           const res = await api.get('/readyz');
           return res.status === 200 ? res : null;
         }, { timeoutMs: 20_000, message: 'start:api ready' });
-        expect(ready.body.checks.map((c: { name: string }) => c.name)).to.have.members(['database', 'queue', 'vectors']);
+        expect(ready.body.checks.map((c: { name: string }) => c.name)).to.have.members(['database', 'queue', 'vectors', 'embedder']);
         const probe = await api.post('/v1/probes').set('Authorization', token(bootstrap)).send({});
         expect(probe.status).to.equal(202);
         const done = await waitFor(async () => {
