@@ -6,6 +6,7 @@ import { checkMetadataSize } from '../contracts/vector-store.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { ExtractionSchema } from '../providers/extractor.js';
 import type { Extractors } from '../providers/registry.js';
+import { everyField } from './memory/export-schema.js';
 import type { AddMemoriesInput, Memories } from './memory/memories.js';
 import type { RecordView, Records } from './memory/records.js';
 import { ENTITY_IDS, requireEntity, type EntityIds, type MemoryOwner } from './memory/rows.js';
@@ -72,9 +73,7 @@ export class RecordExtraction {
   async addMemories(projectId: string, input: AddMemoriesInput, model: string): Promise<AddedMemory[]> {
     requireEntity(input);
     const eventTime = input.timestamp === undefined ? undefined : Math.round(input.timestamp * 1000);
-    if (input.infer === false && input.structuredSchema === undefined) {
-      return (await this.memories.add(projectId, input, input.messages.map((m) => m.content), { eventTime, messages: true })).map((m) => ({ ...m, event: 'ADD' }));
-    }
+    if (input.infer === false && input.structuredSchema === undefined) return this.storeAsGiven(projectId, input, input.messages, eventTime);
     // refused here rather than after a model call in the worker
     checkMetadataSize(input.metadata, 'the memory');
     const payload: InferPayload = { requestId: newId(), projectId, model: this.extractors.validate(model), messages: input.messages };
@@ -101,19 +100,21 @@ export class RecordExtraction {
       const { user_id, agent_id, run_id, app_id, metadata, categories, expiration_date, eventTime, structured } = payload;
       const owner: MemoryOwner = { user_id, agent_id, run_id, app_id, metadata, categories, expiration_date };
       if (structured) {
-        const found = await extractor.extract(structured.schema as unknown as ExtractionSchema, { messages: payload.messages });
-        owner.structured_data = Object.fromEntries(structured.fields.map((field) => [field, found[field] ?? null]));
+        const schema = structured.schema as unknown as ExtractionSchema;
+        owner.structured_data = everyField(schema, structured.fields, await extractor.extract(schema, { messages: payload.messages }));
       }
-      if (payload.asGiven) {
-        const stored = await this.memories.add(payload.projectId, owner, payload.messages.map((m) => m.content), { eventTime, messages: true });
-        return { results: stored.map((m) => ({ ...m, event: 'ADD' })) as unknown as Array<Record<string, unknown>> };
-      }
-      const facts = await extractor.facts(payload.messages, payload.instructions);
-      const results = await this.decisions.remember(payload.projectId, owner, facts, extractor, eventTime);
+      const results = payload.asGiven
+        ? await this.storeAsGiven(payload.projectId, owner, payload.messages, eventTime)
+        : await this.decisions.remember(payload.projectId, owner, await extractor.facts(payload.messages, payload.instructions), extractor, eventTime);
       return { results: results as unknown as Array<Record<string, unknown>> };
     } catch (err) {
       return clientError(err);
     }
+  }
+
+  /** mem0's `infer: false`: each message's content stored as given, every one an ADD. */
+  private async storeAsGiven(projectId: string, owner: MemoryOwner, messages: InferPayload['messages'], eventTime: number | undefined): Promise<AddedMemory[]> {
+    return (await this.memories.add(projectId, owner, messages.map((m) => m.content), { eventTime, messages: true })).map((m) => ({ ...m, event: 'ADD' }));
   }
 
   /** Queues a request job and waits for its answer; a client-facing failure is rethrown as such. */

@@ -25,3 +25,13 @@ export async function mem0Tenant<C>(t: TestRuntime): Promise<{ key: string; proj
   const { key, projectId } = await newProject(t);
   return { key, projectId, auth: token(key), ...(await mem0Client<C>(t, key)) };
 }
+
+/** What a call of mem0's client that is expected to fail threw (the client's own error). */
+export async function failure(call: Promise<unknown>): Promise<Error> {
+  try {
+    await call;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the call to fail');
+}

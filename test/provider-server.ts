@@ -31,6 +31,27 @@ export interface Answer {
   headers?: Record<string, string>;
 }
 
+/**
+ * OpenAI's chat completion response (https://platform.openai.com/docs/api-reference/chat/object)
+ * carrying `message` (content or tool calls) from the assistant.
+ */
+export function openaiChatAnswer(
+  message: Record<string, unknown>,
+  { finishReason = 'stop', model = 'gpt-4o-mini', usage = { input: 150, output: 30 } }: { finishReason?: string; model?: string; usage?: { input: number; output: number } } = {},
+): Answer {
+  return {
+    status: 200,
+    body: {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1_767_225_600,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
+      usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+    },
+  };
+}
+
 export interface FakeProvider {
   url: string;
   received: Received[];

@@ -67,6 +67,12 @@ export function parseCustomCategories(raw: unknown, at = '/custom_categories'): 
   });
 }
 
+/** A catalogue ready to compare memories with: its categories and their embeddings, in order. */
+interface EmbeddedCatalogue {
+  categories: readonly Category[];
+  vectors: Float32Array[];
+}
+
 /**
  * Gives a memory the categories of its catalogue closest to it in meaning: its embedding against
  * each category's name and description (embedded once per catalogue and kept), the best one when
@@ -74,23 +80,31 @@ export function parseCustomCategories(raw: unknown, at = '/custom_categories'): 
  * when the catalogue has it, else no category. Deterministic for a model; no language model is asked.
  */
 export class Categorizer {
-  private readonly catalogues = new Map<string, Promise<Float32Array[]>>();
+  private readonly catalogues = new Map<string, Promise<EmbeddedCatalogue>>();
 
   constructor(private readonly embedder: Embedder) {}
 
-  async categorize(vector: Float32Array, catalogue: readonly Category[] = DEFAULT_CATEGORIES): Promise<string[]> {
-    const vectors = await this.vectors(catalogue);
+  /**
+   * `catalogue` as a memory row stores it (`category_set`: JSON `Category[]`, null for the
+   * default), which is also the key it is kept under: a row's catalogue is parsed and embedded
+   * once, not per memory.
+   */
+  async categorize(vector: Float32Array, catalogue: string | null): Promise<string[]> {
+    const { categories, vectors } = await this.embedded(catalogue);
     const scores = vectors.map((v) => dot(vector, v));
     const best = Math.max(...scores);
-    if (best < MIN_SIMILARITY) return catalogue.some((c) => c.name === FALLBACK) ? [FALLBACK] : [];
-    return catalogue.filter((_, i) => (scores[i] as number) >= best - TIE).map((c) => c.name);
+    if (best < MIN_SIMILARITY) return categories.some((c) => c.name === FALLBACK) ? [FALLBACK] : [];
+    return categories.filter((_, i) => (scores[i] as number) >= best - TIE).map((c) => c.name);
   }
 
-  private vectors(catalogue: readonly Category[]): Promise<Float32Array[]> {
-    const key = JSON.stringify(catalogue);
+  private embedded(catalogue: string | null): Promise<EmbeddedCatalogue> {
+    const key = catalogue ?? '';
     let found = this.catalogues.get(key);
     if (!found) {
-      found = this.embedder.embed(catalogue.map((c) => `${c.name.replace(/_/g, ' ')}: ${c.description}`), 'document');
+      const categories = catalogue ? (JSON.parse(catalogue) as Category[]) : DEFAULT_CATEGORIES;
+      found = this.embedder
+        .embed(categories.map((c) => `${c.name.replace(/_/g, ' ')}: ${c.description}`), 'document')
+        .then((vectors) => ({ categories, vectors }));
       // a failed embedding is asked again next time
       found.catch(() => this.catalogues.delete(key));
       if (this.catalogues.size >= CACHED_CATALOGUES) this.catalogues.delete(this.catalogues.keys().next().value as string);

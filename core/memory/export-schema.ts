@@ -137,3 +137,11 @@ function resolve(input: unknown, defs: Json, depth = 0): Json | string {
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
+
+/**
+ * Every top-level field a schema names, with the value extraction found for it: null when none
+ * was found or the field is one extraction cannot fill (an export's result, an add's structured_data).
+ */
+export function everyField(extraction: ExtractionSchema, fields: readonly string[], found: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(fields.map((field) => [field, field in extraction.properties ? (found[field] ?? null) : null]));
+}

@@ -6,7 +6,7 @@ import type { TransactionalOutbox } from '../../db/transactional-outbox.js';
 import { AppError, badRequest, notFound } from '../../lib/errors.js';
 import { iso, newId, nowMs } from '../../lib/time.js';
 import type { Extractors } from '../../providers/registry.js';
-import { readExportSchema, type UnsupportedField } from './export-schema.js';
+import { everyField, readExportSchema, type UnsupportedField } from './export-schema.js';
 import { entityPins, listFilter, type Memories } from './memories.js';
 import { ENTITY_IDS, MEMORY_FILTER_SCOPE, type EntityIds } from './rows.js';
 import { statements } from './summary.js';
@@ -134,7 +134,7 @@ export class MemoryExports {
       const { sentences, kept } = statements(results);
       const text = bounded(sentences);
       const found = text === '' ? {} : await this.extractors.get(this.model).extract(schema.extraction, { text });
-      const result = Object.fromEntries(schema.fields.map((field) => [field, field in schema.extraction.properties ? (found[field] ?? null) : null]));
+      const result = everyField(schema.extraction, schema.fields, found);
       await this.repository.record(row.id, { status: 'completed', result: JSON.stringify(result), error: null, memory_count: kept, updated_at: nowMs() });
     } catch (err) {
       const reason = err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err);

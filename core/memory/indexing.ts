@@ -3,7 +3,7 @@ import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/v
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
-import { Categorizer, type Category } from './categories.js';
+import { Categorizer } from './categories.js';
 import { CATEGORIES_KEY, memoryCollection } from './rows.js';
 
 /** A revision indexed, and the categories it was given. */
@@ -136,7 +136,7 @@ export class MemoryIndexer {
   /** mem0's categories for a memory: its catalogue's (its add's, or the default) closest to its vector. */
   private categoriesOf(row: MemoryRow, vector: Float32Array): Promise<string[]> {
     this.categorizer ??= new Categorizer(this.embedders.get(this.embedModel));
-    return this.categorizer.categorize(vector, row.category_set ? (JSON.parse(row.category_set) as Category[]) : undefined);
+    return this.categorizer.categorize(vector, row.category_set ?? null);
   }
 
   /**

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
-import { fakeStreamingProvider, type Answer, type FakeProvider, type Received, type SseEvent, type StreamedAnswer } from '../provider-server.js';
+import { fakeStreamingProvider, openaiChatAnswer, type Answer, type FakeProvider, type Received, type SseEvent, type StreamedAnswer } from '../provider-server.js';
 
 // Agents on remote chat models, through the API alone: a runtime whose Cohere and
 // OpenAI-compatible providers are one local stand-in speaking each wire format, and a local
@@ -105,17 +105,7 @@ const resultsSent = (request: Received) => messagesOf(request).flatMap((m) => (m
 
 // OpenAI chat completions (https://platform.openai.com/docs/api-reference/chat)
 const openaiUsage = (u: Usage) => ({ prompt_tokens: u.in, completion_tokens: u.out, total_tokens: u.in + u.out });
-const openaiCompletion = (message: Record<string, unknown>, finishReason: string, u: Usage): Answer => ({
-  status: 200,
-  body: {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1_767_225_600,
-    model: 'fake',
-    choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
-    usage: openaiUsage(u),
-  },
-});
+const openaiCompletion = (message: Record<string, unknown>, finishReason: string, u: Usage): Answer => openaiChatAnswer(message, { finishReason, model: 'fake', usage: { input: u.in, output: u.out } });
 const openaiStream = (deltas: Array<Record<string, unknown>>, finishReason: string, u: Usage): StreamedAnswer => {
   const chunk = (choices: unknown[], usage: unknown = null): SseEvent => ({ data: { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1_767_225_600, model: 'fake', choices, usage } });
   return {

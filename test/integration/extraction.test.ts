@@ -5,7 +5,7 @@ import { Providers, type Extractors } from '../../providers/registry.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { tempDir } from '../helpers.js';
-import { fakeProvider, rejection, type Answer, type FakeProvider, type Received } from '../provider-server.js';
+import { fakeProvider, openaiChatAnswer, rejection, type Answer, type FakeProvider, type Received } from '../provider-server.js';
 
 const log = createLogger('silent');
 
@@ -54,20 +54,8 @@ function cohereAnswer(text: string): Answer {
   };
 }
 
-/** OpenAI's chat completion response (https://platform.openai.com/docs/api-reference/chat/object). */
-function openaiAnswer(content: string, model = 'gpt-4o-mini'): Answer {
-  return {
-    status: 200,
-    body: {
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      created: 1_767_225_600,
-      model,
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 150, completion_tokens: 30, total_tokens: 180 },
-    },
-  };
-}
+/** OpenAI's chat completion response with `content`. */
+const openaiAnswer = (content: string, model = 'gpt-4o-mini'): Answer => openaiChatAnswer({ content }, { model });
 
 const unavailableAnswer: Answer = { status: 503, body: { message: 'overloaded', error: { message: 'overloaded' } } };
 const TEXT = "Hi, I'm Jane Doe (jane@acme.com); our budget is $1,200.";

@@ -5,7 +5,7 @@ import { Providers, type LanguageModels } from '../../providers/registry.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
 import { tempDir } from '../helpers.js';
-import { fakeStreamingProvider, rejection, type Answer, type FakeProvider, type SseEvent, type StreamedAnswer } from '../provider-server.js';
+import { fakeStreamingProvider, openaiChatAnswer, rejection, type Answer, type FakeProvider, type SseEvent, type StreamedAnswer } from '../provider-server.js';
 
 const log = createLogger('silent');
 
@@ -235,19 +235,7 @@ describe('cohere language model (against a local server)', () => {
 
 const OPENAI_USAGE = { prompt_tokens: 150, completion_tokens: 30, total_tokens: 180 };
 
-function openaiMessage(message: Record<string, unknown>, finishReason = 'stop'): Answer {
-  return {
-    status: 200,
-    body: {
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      created: 1_767_225_600,
-      model: 'gpt-4o-mini',
-      choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
-      usage: OPENAI_USAGE,
-    },
-  };
-}
+const openaiMessage = (message: Record<string, unknown>, finishReason = 'stop'): Answer => openaiChatAnswer(message, { finishReason });
 
 function openaiText(content: string): Answer {
   return openaiMessage({ content });

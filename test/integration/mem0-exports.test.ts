@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
-import { mem0Client } from '../mem0-client.js';
+import { failure, mem0Client } from '../mem0-client.js';
 import { fakeProvider } from '../provider-server.js';
 
 // mem0's memory exports: a Pydantic JSON Schema filled from an entity's memories by the local
@@ -40,16 +40,6 @@ const NURSE_PROFILE = {
   title: 'NurseProfile',
   type: 'object',
 };
-
-/** What a call that is expected to fail threw. */
-async function failure(call: Promise<unknown>): Promise<Error> {
-  try {
-    await call;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe(`mem0 memory exports (${PROFILE})`, function () {
   this.timeout(90_000);

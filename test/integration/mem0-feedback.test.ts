@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { newProject, PROFILE, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
-import { mem0Client } from '../mem0-client.js';
+import { failure, mem0Client } from '../mem0-client.js';
 
 // mem0's feedback on memories, its summary of an entity's memories, and the platform's organisation
 // and project paths (which Cairn answers with a 404 that says so): through mem0's own JavaScript
@@ -20,16 +20,6 @@ interface Mem0Client {
   feedback(data: { memoryId: string; feedback?: string | null; feedbackReason?: string | null }): Promise<{ message: string; feedback?: string | null }>;
   getProject(options: { fields?: string[] }): Promise<unknown>;
   updateProject(prompts: Record<string, unknown>): Promise<unknown>;
-}
-
-/** What a call that is expected to fail threw. */
-async function failure(call: Promise<unknown>): Promise<Error> {
-  try {
-    await call;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 /** A runtime with two projects and mem0's client on the first, for the suite it is called in. */

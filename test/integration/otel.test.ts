@@ -3,7 +3,7 @@ import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import { expect } from 'chai';
 import { json, serve, type TestServer } from '../http-server.js';
 import { isProduction, newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
-import { fakeProvider, type FakeProvider } from '../provider-server.js';
+import { fakeProvider, openaiChatAnswer, type FakeProvider } from '../provider-server.js';
 
 // OpenTelemetry: with OTEL_EXPORTER_OTLP_ENDPOINT set, a chat turn and a memory's indexing reach an
 // OTLP/HTTP receiver as connected spans; without it, nothing is sent.
@@ -75,17 +75,7 @@ describe(`OpenTelemetry (${PROFILE})`, function () {
       const message = toolResult
         ? { role: 'assistant', content: 'Seven in stock.' }
         : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'check_stock', arguments: '{}' } }] };
-      return {
-        status: 200,
-        body: {
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          created: 1_767_225_600,
-          model: 'fake',
-          choices: [{ index: 0, message, finish_reason: toolResult ? 'stop' : 'tool_calls' }],
-          usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
-        },
-      };
+      return openaiChatAnswer(message, { finishReason: toolResult ? 'stop' : 'tool_calls', model: 'fake', usage: { input: 20, output: 5 } });
     });
   });
   after(async () => {
