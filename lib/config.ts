@@ -49,8 +49,18 @@ interface Settings {
   toolTimeoutMs: number;
   /** Non-public hosts and networks agents' tools may reach (`TOOL_ALLOW_PRIVATE_HOSTS`); empty: none. */
   toolAllowPrivateHosts: PrivateHostAllowance;
-  /** Cohere's rerank model for knowledge search with `rerank: true` (`RERANK_MODEL`). */
-  rerankModel: string;
+  /**
+   * The reranking model of searches with `rerank: true` (`RERANK_MODEL`): `cohere/<model>` or
+   * `http/<model>` (served at `RERANK_BASE_URL`); a bare name is Cohere's. Default
+   * `cohere/rerank-v3.5` when COHERE_API_KEY is set; null: no reranker.
+   */
+  rerankModel: string | null;
+  /** Root of a rerank endpoint in the common shape, `POST <root>/rerank` (`RERANK_BASE_URL`). */
+  rerankBaseUrl: string | null;
+  /** Bearer token sent to `RERANK_BASE_URL` (`RERANK_API_KEY`). */
+  rerankApiKey: string | null;
+  /** How long a search waits for its reranker before answering in the unreranked order (`RERANK_TIMEOUT_MS`). */
+  rerankTimeoutMs: number;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
   extractTimeoutMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
@@ -416,7 +426,10 @@ export function loadConfig(env: Env = process.env): Config {
     guardrailModel,
     toolTimeoutMs: int('TOOL_TIMEOUT_MS', 10_000, 100, 120_000),
     toolAllowPrivateHosts: privateHosts.allowance,
-    rerankModel: read('RERANK_MODEL') ?? 'rerank-v3.5',
+    rerankModel: rerankModelName(read('RERANK_MODEL'), read('COHERE_API_KEY')),
+    rerankBaseUrl: url('RERANK_BASE_URL', ['http:', 'https:']),
+    rerankApiKey: read('RERANK_API_KEY'),
+    rerankTimeoutMs: int('RERANK_TIMEOUT_MS', 10_000, 100, 120_000),
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     hfEndpoint: url('HF_ENDPOINT', ['http:', 'https:']) ?? 'https://huggingface.co',
     pipIndexUrl: url('PIP_INDEX_URL', ['http:', 'https:', 'file:']) ?? 'https://pypi.org/simple',
@@ -457,6 +470,11 @@ export function loadConfig(env: Env = process.env): Config {
   // memories would stay pending until an operator set it: say so at start instead
   if (/^openai\//i.test(memoryEmbedModel) && config.openaiBaseUrl === null) problems.push(`MEMORY_EMBED_MODEL ${memoryEmbedModel} needs OPENAI_BASE_URL`);
   if (/^cohere\//i.test(memoryEmbedModel) && config.cohereApiKey === null) problems.push(`MEMORY_EMBED_MODEL ${memoryEmbedModel} needs COHERE_API_KEY`);
+  if (config.rerankModel?.startsWith('cohere/') && config.cohereApiKey === null) problems.push(`RERANK_MODEL ${config.rerankModel} needs COHERE_API_KEY`);
+  if (config.rerankModel?.startsWith('http/') && config.rerankBaseUrl === null) problems.push(`RERANK_MODEL ${config.rerankModel} needs RERANK_BASE_URL`);
+  if (config.rerankBaseUrl !== null && !config.rerankModel?.startsWith('http/')) {
+    problems.push('RERANK_BASE_URL is set but RERANK_MODEL does not name a model served there: set RERANK_MODEL=http/<model>');
+  }
   if (config.oidc.audience === null && (config.oidc.issuer !== null || config.oidc.jwksUrl !== null)) {
     problems.push('OIDC_AUDIENCE must be set with OIDC_ISSUER or OIDC_JWKS_URL: ID tokens are accepted only when issued for this client');
   }
@@ -471,4 +489,13 @@ export function loadConfig(env: Env = process.env): Config {
 /** Hides credentials in a URL before it is echoed back in an error message. */
 function redact(value: string): string {
   return value.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * `RERANK_MODEL` as a `provider/model` name: a bare name is Cohere's (as it was before other
+ * providers), `cohere/rerank-v3.5` is the default when Cohere is set up; null: no reranker.
+ */
+function rerankModelName(raw: string | null, cohereApiKey: string | null): string | null {
+  if (raw === null) return cohereApiKey !== null ? 'cohere/rerank-v3.5' : null;
+  return raw.includes('/') ? raw : `cohere/${raw}`;
 }

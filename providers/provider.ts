@@ -16,10 +16,10 @@ export interface CapabilityModels {
 export type Capability = keyof CapabilityModels;
 
 /** The providers a model name may start with. */
-export type ProviderName = 'local' | 'cohere' | 'openai';
+export type ProviderName = 'local' | 'cohere' | 'openai' | 'http';
 
 /** The settings providers read. */
-export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'hfEndpoint' | 'pipIndexUrl' | 'localEmbedThreads' | 'dataDir'>;
+export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'hfEndpoint' | 'pipIndexUrl' | 'localEmbedThreads' | 'dataDir' | 'rerankBaseUrl' | 'rerankApiKey' | 'rerankTimeoutMs'>;
 
 /** Tuning for the provider clients; the defaults suit production. */
 export interface ProvidersOptions {

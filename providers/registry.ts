@@ -1,6 +1,7 @@
 import { badRequest } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { CohereProvider } from './cohere/cohere.provider.js';
+import { HttpProvider } from './http/http.provider.js';
 import { LOCAL_EMBED_MODEL, LocalProvider, localModelName } from './local/local.provider.js';
 import { OpenAIProvider } from './openai/openai.provider.js';
 import { tracingEnabled } from '../lib/tracing.js';
@@ -51,8 +52,8 @@ const TERMS: Readonly<Record<Capability, Terms>> = {
   chat: { ...LANGUAGE_MODELS, defaultModel: DEFAULT_LANGUAGE_MODEL },
   rerank: {
     noun: 'reranking model',
-    naming: 'Reranking models are named cohere/<model> (e.g. cohere/rerank-v3.5).',
-    providers: ['cohere'],
+    naming: 'Reranking models are named cohere/<model> (e.g. cohere/rerank-v3.5) or http/<model>, a model served at RERANK_BASE_URL (e.g. http/BAAI/bge-reranker-v2-m3).',
+    providers: ['cohere', 'http'],
     defaultModel: null,
     unknownCode: 'unknown_model',
     unavailableCode: 'model_unavailable',
@@ -104,7 +105,12 @@ export class Providers {
     tuning: ProvidersOptions = {},
   ) {
     this.local = new LocalProvider(config, logger);
-    this.providers = { local: this.local, cohere: new CohereProvider(config, tuning, logger), openai: new OpenAIProvider(config, tuning, logger) };
+    this.providers = {
+      local: this.local,
+      cohere: new CohereProvider(config, tuning, logger),
+      openai: new OpenAIProvider(config, tuning, logger),
+      http: new HttpProvider(config),
+    };
     this.embedders = new Models(this, 'embed');
     this.extractors = new Models(this, 'extract');
     this.languageModels = new Models(this, 'chat');
@@ -192,5 +198,5 @@ export type Embedders = Models<'embed'>;
 export type Extractors = Models<'extract'>;
 /** The chat models agents run with, tool calling included (`local`, `cohere/<model>`, `openai/<model>`). */
 export type LanguageModels = Models<'chat'>;
-/** The models that order passages by relevance to a query (`cohere/<model>`). */
+/** The models that order passages by relevance to a query (`cohere/<model>`, `http/<model>`). */
 export type Rerankers = Models<'rerank'>;

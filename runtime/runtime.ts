@@ -9,6 +9,7 @@ import { Memories } from '../core/memory/memories.js';
 import { BulkMemories } from '../core/memory/bulk.js';
 import { Records } from '../core/memory/records.js';
 import { MemorySearch } from '../core/memory/search.js';
+import { Reranking } from '../core/reranking.js';
 import { MemoryWrites } from '../core/memory/writes.js';
 import { Webhooks } from '../core/webhooks/webhooks.js';
 import { WebhooksRepository } from '../db/repositories/webhooks.repository.js';
@@ -125,6 +126,8 @@ export class Runtime {
   readonly webhooks: Webhooks;
   /** Memory search over typed records and free-form memories. */
   readonly memorySearch: MemorySearch;
+  /** The reranker of searches with `rerank: true` (`RERANK_MODEL`), with its timeout and fallback. */
+  readonly reranking: Reranking;
   /** The `memory.index` job: a memory's vector derived from its row. */
   readonly memoryIndexer: MemoryIndexer;
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
@@ -197,7 +200,8 @@ export class Runtime {
     const writes = new MemoryWrites(memories, outbox, keywords, usage, this.webhooks);
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
-    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders, memoryEmbedModel);
+    this.reranking = new Reranking(config.rerankModel !== null ? this.providers.rerankers.get(config.rerankModel) : null, config.rerankTimeoutMs);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders, this.reranking, memoryEmbedModel);
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
     this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders, memoryEmbedModel);
@@ -206,8 +210,7 @@ export class Runtime {
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
     this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
-    const reranker = config.cohereApiKey !== null ? this.providers.rerankers.get(`cohere/${config.rerankModel}`) : null;
-    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, reranker, configCache);
+    this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, this.reranking, configCache);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,

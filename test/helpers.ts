@@ -168,3 +168,17 @@ export async function freePort(): Promise<number> {
     if (free) return port;
   }
 }
+
+/**
+ * A runtime for the enclosing `describe`: started before its tests with one project, closed
+ * after them. Read `suite.t` and `suite.auth` (the project's Authorization header) inside tests.
+ */
+export function suiteRuntime(options: Parameters<typeof startRuntime>[0] = {}): { t: TestRuntime; auth: string } {
+  const suite = {} as { t: TestRuntime; auth: string };
+  before(async () => {
+    suite.t = await startRuntime(options);
+    suite.auth = token((await newProject(suite.t)).key);
+  });
+  after(() => suite.t?.close());
+  return suite;
+}

@@ -1,13 +1,15 @@
-import type { Citation, DocumentView, Knowledge, KnowledgeBaseView } from '../../core/knowledge/knowledge.js';
+import type { DocumentView, Knowledge, KnowledgeBaseView } from '../../core/knowledge/knowledge.js';
 import { DOCUMENT_LIMITS, sourceTypeOf } from '../../core/knowledge/documents.js';
 import { badRequest } from '../../lib/errors.js';
 import { iso } from '../../lib/time.js';
 import { errorResponses, route, type RouteSpec } from '../route.js';
+import { searchAnswer } from '../search-answer.js';
 import { PAGING_QUERY } from '../schemas/common.js';
 import {
   ADD_DOCUMENT,
   BASE_VIEW,
   CITATION,
+  RERANK_REPORT,
   CREATE_KNOWLEDGE,
   DOCUMENT_UPLOAD_FIELDS,
   DOCUMENT_VIEW,
@@ -176,8 +178,10 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     },
   });
 
-  const searchResponses = { 200: { description: 'Passages, best first', schema: { type: 'object', properties: { results: { type: 'array', items: CITATION } } } }, ...errors() };
-  const show = (results: Citation[]) => ({ results });
+  const searchResponses = {
+    200: { description: 'Passages, best first', schema: { type: 'object', properties: { results: { type: 'array', items: CITATION }, rerank: RERANK_REPORT } } },
+    ...errors(),
+  };
 
   const search = route({
     method: 'post',
@@ -189,7 +193,8 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     body: SEARCH_KNOWLEDGE,
     responses: searchResponses,
     async handler(ctx) {
-      ctx.body = show(await knowledge.search(ctx.state.principal.projectId, [String(ctx.params.name)], ctx.state.body));
+      const { results, rerank } = await knowledge.searchReported(ctx.state.principal.projectId, [String(ctx.params.name)], ctx.state.body);
+      ctx.body = searchAnswer(ctx, results, rerank);
     },
   });
 
@@ -204,7 +209,8 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     responses: searchResponses,
     async handler(ctx) {
       const { knowledge: names, ...input } = ctx.state.body;
-      ctx.body = show(await knowledge.search(ctx.state.principal.projectId, names, input));
+      const { results, rerank } = await knowledge.searchReported(ctx.state.principal.projectId, names, input);
+      ctx.body = searchAnswer(ctx, results, rerank);
     },
   });
 

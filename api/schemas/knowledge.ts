@@ -55,7 +55,13 @@ const SEARCH_FIELDS = {
     }),
   ),
   mode: Type.Optional(StringEnum(['hybrid', 'dense', 'keyword'], { default: 'hybrid' })),
-  rerank: Type.Optional(Type.Boolean({ default: false, description: 'Rerank the fused candidates with Cohere (needs COHERE_API_KEY).' })),
+  rerank: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        "Rerank the candidates with the server's reranker (RERANK_MODEL: cohere/<model> or http/<model> at RERANK_BASE_URL); when it fails or is late (RERANK_TIMEOUT_MS) the search's own order is kept and the answer's rerank says so.",
+    }),
+  ),
 };
 
 /** `POST /v1/knowledge/{name}/search`. */
@@ -106,6 +112,18 @@ export const DOCUMENT_VIEW = {
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },
+} as const;
+
+/** What a search asked to rerank says of its reranking. */
+export const RERANK_REPORT = {
+  type: 'object',
+  description: 'Present when the search asked to rerank.',
+  properties: {
+    model: { type: ['string', 'null'], description: 'The reranking model; null when the server has none.' },
+    applied: { type: 'boolean', description: "true: the results are in the reranker's order and scores; false: in the search's own order." },
+    reason: { type: 'string', description: "Why the search's own order was kept." },
+  },
+  required: ['model', 'applied'],
 } as const;
 
 /** A retrieved passage. */

@@ -86,7 +86,12 @@ export const SEARCH_MEMORIES = Type.Object(
       }),
     ),
     output_format: Type.Optional(StringEnum(['v1.0', 'v1.1'], { description: "Accepted for mem0's clients; the answer is always {results: [...]}." })),
-    rerank: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients, not used: results are ranked by mode (hybrid fuses dense, keyword and time), no reranker runs after." })),
+    rerank: Type.Optional(
+      Type.Boolean({
+        description:
+          "Reorder the best candidates with the server's reranker (RERANK_MODEL); without one, or when it fails or is late, the mode's order is kept and the answer's rerank says so.",
+      }),
+    ),
     categories: Type.Optional(CATEGORY_NAMES),
     keyword_search: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: keyword search is part of the hybrid mode (the default); mode: keyword ranks by it alone." })),
     latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: an update rewrites a memory in place, so every result is its latest version." })),

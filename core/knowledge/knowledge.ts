@@ -15,7 +15,7 @@ import { parseFilter, type FilterNode, type FilterScope } from '../../contracts/
 import { DocumentReader } from './document-reader.js';
 import { DOCUMENT_LIMITS, overLimit, UnreadableDocument, uploadOverLimit, type SourceType } from './documents.js';
 import { KeywordIndexes } from './keyword.js';
-import type { Reranker } from '../../providers/reranker.js';
+import type { Reranking, RerankReport } from '../reranking.js';
 
 /** What knowledge search filters may name: the document's columns and its metadata (`metadata.<key>`). */
 export const KNOWLEDGE_FILTER_SCOPE: FilterScope = {
@@ -130,7 +130,7 @@ export class Knowledge {
     private readonly outbox: TransactionalOutbox,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
-    private readonly reranker: Reranker | null,
+    private readonly reranking: Reranking,
     private readonly cache: ConfigCache,
   ) {
     this.keyword = new KeywordIndexes(rows);
@@ -369,13 +369,24 @@ export class Knowledge {
    * or both fused by reciprocal rank (`hybrid`, the default), optionally reranked, best first.
    */
   async search(projectId: string, names: string[], input: KnowledgeSearchInput): Promise<Citation[]> {
+    return (await this.searchReported(projectId, names, input)).results;
+  }
+
+  /**
+   * `search`, with what became of its reranking when it asked for one: a reranker that fails or
+   * is late (`RERANK_TIMEOUT_MS`) leaves the fused order, which the report says was used.
+   */
+  async searchReported(projectId: string, names: string[], input: KnowledgeSearchInput): Promise<{ results: Citation[]; rerank?: RerankReport }> {
     const config = await this.cache.at(projectId);
     const bases = await Promise.all([...new Set(names)].map((name) => this.base(projectId, name, config)));
     const filter = parseFilter(input.filter, KNOWLEDGE_FILTER_SCOPE, '/filter');
     const topK = input.top_k ?? 5;
     const mode = input.mode ?? 'hybrid';
-    if (input.rerank && this.reranker === null) {
-      throw badRequest('model_unavailable', 'Reranking needs COHERE_API_KEY, which this server does not have: an operator must set it, or search without rerank.');
+    if (input.rerank && this.reranking.model === null) {
+      throw badRequest(
+        'model_unavailable',
+        'Reranking needs a reranker, which this server does not have: an operator must set COHERE_API_KEY (Cohere) or RERANK_MODEL=http/<model> with RERANK_BASE_URL, or search without rerank.',
+      );
     }
     const pool = Math.max(topK * 4, 40);
     const lists: string[][] = [];
@@ -408,12 +419,14 @@ export class Knowledge {
     for (const chunk of await this.rows.chunks(projectId, missing)) known.set(chunk.id, chunk);
     // a vector whose chunk row is gone (document deleted, not yet unindexed) is left out
     ranked = ranked.filter((r) => known.has(r.id));
-    if (input.rerank && this.reranker !== null && ranked.length > 0) {
-      const order = await this.reranker.rerank(input.query, ranked.map((r) => (known.get(r.id) as ChunkWithDocument).text), topK);
-      ranked = order.map(({ index, score }) => ({ id: (ranked[index] as { id: string }).id, score }));
+    let rerank: RerankReport | undefined;
+    if (input.rerank) {
+      const outcome = await this.reranking.order(input.query, ranked.map((r) => (known.get(r.id) as ChunkWithDocument).text), topK);
+      rerank = outcome.report;
+      if (outcome.order !== null) ranked = outcome.order.map(({ index, score }) => ({ id: (ranked[index] as { id: string }).id, score }));
     }
     const nameOf = new Map(bases.map((b) => [b.id, b.name]));
-    return ranked.slice(0, topK).map(({ id, score }) => {
+    const results = ranked.slice(0, topK).map(({ id, score }) => {
       const chunk = known.get(id) as ChunkWithDocument;
       return {
         text: chunk.text,
@@ -427,6 +440,7 @@ export class Knowledge {
         heading: chunk.heading,
       };
     });
+    return rerank === undefined ? { results } : { results, rerank };
   }
 
   /** The collection that holds the chunk vectors of an embedding model. */

@@ -9,6 +9,7 @@ import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryCollection, memoryFields, type MemoryFields } from './rows.js';
 import { namedTime } from './signals.js';
 import { shownMemories } from './expiry.js';
+import type { Reranking, RerankReport } from '../reranking.js';
 
 /** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
 export type MemorySearchMode = 'hybrid' | 'dense' | 'keyword';
@@ -23,6 +24,8 @@ export interface MemorySearchInput {
   mode?: MemorySearchMode;
   /** Also return memories past their expiration date (mem0's option). */
   show_expired?: boolean;
+  /** Reorder the best candidates with the server's reranker (`RERANK_MODEL`), when it has one. */
+  rerank?: boolean;
 }
 
 /** One memory-search hit (typed record or free-form memory). */
@@ -46,6 +49,7 @@ export class MemorySearch {
     private readonly keywords: MemoryKeywords,
     private readonly store: VectorStore,
     private readonly embedders: Embedders,
+    private readonly reranking: Reranking,
     private readonly embedModel: string = DEFAULT_EMBED_MODEL,
   ) {}
 
@@ -57,6 +61,17 @@ export class MemorySearch {
    * filter applies to every list; `threshold` is the least cosine similarity a result may have.
    */
   async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
+    return (await this.searchReported(projectId, input)).results;
+  }
+
+  /**
+   * `search`, with what became of its reranking when it asked for one. With `rerank`, the best
+   * `max(4 × top_k, 40)` memories of the mode's ranking (after `threshold`) go to the reranker,
+   * whose order and relevance are the answer; a reranker that fails or is late
+   * (`RERANK_TIMEOUT_MS`) leaves the mode's order, and so does a server without one (mem0's
+   * clients may ask for reranking anywhere): the report says which was used.
+   */
+  async searchReported(projectId: string, input: MemorySearchInput): Promise<{ results: MemorySearchResult[]; rerank?: RerankReport }> {
     const filter = parseFilter(input.filters, MEMORY_FILTER_SCOPE, '/filters');
     if (!filter || Object.keys(pinnedEntities(filter)).length === 0) {
       throw badRequest(
@@ -66,6 +81,9 @@ export class MemorySearch {
     }
     const mode = input.mode ?? 'hybrid';
     const topK = input.top_k ?? 10;
+    const rerank = input.rerank === true && this.reranking.model !== null;
+    // the reranker chooses the answer from a larger pool of candidates
+    const wanted = rerank ? Math.max(topK * 4, FUSION_POOL) : topK;
     const needsVector = mode !== 'keyword' || input.threshold !== undefined;
     // the query is embedded (on the model's thread) while the keyword side reads its postings
     const vectorPass = needsVector
@@ -80,11 +98,18 @@ export class MemorySearch {
     // dropped from the ranked rows, and only when some were while the lists may hold more are
     // they asked again for more. Without expired memories (the common case) this is one pass
     // with the same reads as before.
-    for (let pool = mode === 'hybrid' ? Math.max(topK * 4, FUSION_POOL) : topK; ; pool = Math.min(pool * 4, MAX_POOL)) {
+    let hits: MemorySearchResult[];
+    for (let pool = mode === 'hybrid' ? Math.max(wanted * 4, FUSION_POOL) : wanted; ; pool = Math.min(pool * 4, MAX_POOL)) {
       const { ranked, full } = await this.rank(projectId, input, filter, mode, pool, vectorPass, rows);
-      const { hits, hidden } = await this.visible(projectId, ranked, topK, rows, shown);
-      if (hits.length >= topK || hidden === 0 || !full || pool === MAX_POOL) return hits;
+      const visible = await this.visible(projectId, ranked, wanted, rows, shown);
+      hits = visible.hits;
+      if (hits.length >= wanted || visible.hidden === 0 || !full || pool === MAX_POOL) break;
     }
+    if (input.rerank !== true) return { results: hits };
+    if (!rerank) return { results: hits, rerank: { model: null, applied: false, reason: 'this server has no reranker (RERANK_MODEL)' } };
+    const { order, report } = await this.reranking.order(input.query, hits.map((h) => h.memory), topK);
+    if (order === null) return { results: hits.slice(0, topK), rerank: report };
+    return { results: order.map(({ index, score }) => ({ ...(hits[index] as MemorySearchResult), score })), rerank: report };
   }
 
   /**

@@ -103,6 +103,19 @@ describe('config', () => {
     expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'cohere/embed-v4.0' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL.*COHERE_API_KEY/);
     expect(() => loadConfig({ MEMORY_EMBED_MODEL: 'bert' })).to.throw(ConfigError, /MEMORY_EMBED_MODEL/);
   });
+
+  it('takes RERANK_MODEL as cohere/<model> (a bare name is Cohere’s) or http/<model> served at RERANK_BASE_URL', () => {
+    expect(loadConfig({}).rerankModel).to.equal(null);
+    expect(loadConfig({ COHERE_API_KEY: 'k' }).rerankModel).to.equal('cohere/rerank-v3.5');
+    expect(loadConfig({ COHERE_API_KEY: 'k', RERANK_MODEL: 'rerank-english-v3.0' }).rerankModel).to.equal('cohere/rerank-english-v3.0');
+    const served = loadConfig({ RERANK_MODEL: 'http/BAAI/bge-reranker-v2-m3', RERANK_BASE_URL: 'http://127.0.0.1:8080', RERANK_TIMEOUT_MS: '2500' });
+    expect(served).to.include({ rerankModel: 'http/BAAI/bge-reranker-v2-m3', rerankBaseUrl: 'http://127.0.0.1:8080', rerankTimeoutMs: 2500, rerankApiKey: null });
+    expect(loadConfig({}).rerankTimeoutMs).to.equal(10_000);
+    expect(() => loadConfig({ RERANK_MODEL: 'http/bge' })).to.throw(ConfigError, /RERANK_MODEL http\/bge needs RERANK_BASE_URL/);
+    expect(() => loadConfig({ RERANK_BASE_URL: 'http://127.0.0.1:8080' })).to.throw(ConfigError, /RERANK_MODEL=http\/<model>/);
+    expect(() => loadConfig({ RERANK_MODEL: 'cohere/rerank-v3.5' })).to.throw(ConfigError, /needs COHERE_API_KEY/);
+    expect(() => loadConfig({ RERANK_MODEL: 'http/bge', RERANK_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /RERANK_BASE_URL/);
+  });
 });
 
 describe('config: TOOL_ALLOW_PRIVATE_HOSTS', () => {
