@@ -137,7 +137,7 @@ describe(`memory embedding model per project (${PROFILE})`, function () {
       memory_embed_model: null,
       memory_embedding: { model: LOCAL, target: null, status: 'ready', embedded: 0, total: null, started_at: null, error: null },
     });
-    const refusals: Array<[unknown, string]> = [
+    const refusals: Array<[object, string]> = [
       [{ memory_embed_model: 'bert' }, 'unknown_embed_model'],
       [{ memory_embed_model: 'cohere/embed-v4.0' }, 'embed_model_unavailable'],
       [{ memory_embed_model: 'local/no-such-model' }, 'unknown_embed_model'],
