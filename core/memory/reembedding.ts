@@ -16,9 +16,19 @@ const MAX_PAGE = 1_024;
 /** Times a page's rows that changed while it was embedded are embedded again before their own jobs are left to it. */
 const CHANGED_ROUNDS = 3;
 
+/**
+ * How long after the last change of a project's settings the vectors of a model it left are
+ * removed: searches that read the old model just before the switch are still answered from it,
+ * and a process that missed the change (a configuration count lost in a Redis outage) serves it at
+ * most 10 s (`CONFIG_STALE_AFTER_MS`).
+ */
+export const DROP_GRACE_MS = 12_000;
+
 export interface ReembeddingOptions {
   /** How long a job's hold on a project's re-embedding lasts without renewal: a worker that dies frees it after this. */
   leaseMs: number;
+  /** See `DROP_GRACE_MS`. */
+  dropGraceMs?: number;
 }
 
 /** Another job holds the project's re-embedding: this one is tried again later (a transient failure). */
@@ -79,10 +89,12 @@ export class MemoryReembedding {
     try {
       for (;;) {
         check();
-        await this.dropAbandoned(projectId, ctx);
         const row = await this.settings.get(projectId);
-        if (row === undefined || row.memory_embed_status !== 'migrating' || row.memory_embed_migration === null) return;
-        await this.migrate(projectId, row, check, ctx);
+        if (row === undefined) return;
+        // a re-embedding under way comes first; the vectors of models left wait out their grace meanwhile
+        if (row.memory_embed_status === 'migrating' && row.memory_embed_migration !== null) await this.migrate(projectId, row, check, ctx);
+        else if (parseDrops(row.memory_embed_drop).length > 0) await this.dropAbandoned(projectId, row, ctx);
+        else return;
       }
     } finally {
       clearInterval(renew);
@@ -206,26 +218,28 @@ export class MemoryReembedding {
    * target replaced or cancelled) of its vectors. A model in use again since (changed back) is
    * only taken off the list.
    */
-  private async dropAbandoned(projectId: string, ctx: JobContext): Promise<void> {
-    for (;;) {
-      const row = await this.settings.get(projectId);
-      const list = row?.memory_embed_drop ?? null;
-      const drops = parseDrops(list);
-      if (row === undefined || drops.length === 0) return;
-      const live = liveModels(modelStateOf(row, this.models.serverModel));
-      for (const model of new Set(drops)) {
-        if (live.includes(model)) continue;
-        try {
-          await this.store.deleteByFilter(await this.models.collection(model), projectId, null);
-          ctx.log.info({ projectId, model }, "removed the project's memory vectors of a model it no longer uses");
-        } catch (err) {
-          // a model this server can no longer use (its provider unset) cannot be reached to empty
-          if (!endsJob(err)) throw err;
-          ctx.log.warn({ projectId, model, err: message(err) }, 'could not remove memory vectors of a model this server cannot use; left in place');
-        }
-      }
-      if (await this.settings.setDropList(projectId, list, null, nowMs())) return;
+  private async dropAbandoned(projectId: string, row: ProjectSettingsRow, ctx: JobContext): Promise<void> {
+    const wait = row.updated_at + (this.options.dropGraceMs ?? DROP_GRACE_MS) - nowMs();
+    if (wait > 0) {
+      // the caller reads the row again after this: a change meanwhile is seen within a step
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, wait)));
+      return;
     }
+    const list = row.memory_embed_drop;
+    const live = liveModels(modelStateOf(row, this.models.serverModel));
+    for (const model of new Set(parseDrops(list))) {
+      if (live.includes(model)) continue;
+      try {
+        await this.store.deleteByFilter(await this.models.collection(model), projectId, null);
+        ctx.log.info({ projectId, model }, "removed the project's memory vectors of a model it no longer uses");
+      } catch (err) {
+        // a model this server can no longer use (its provider unset) cannot be reached to empty
+        if (!endsJob(err)) throw err;
+        ctx.log.warn({ projectId, model, err: message(err) }, 'could not remove memory vectors of a model this server cannot use; left in place');
+      }
+    }
+    // a change of the setting meanwhile wrote the list: it is read again
+    await this.settings.setDropList(projectId, list, null, nowMs());
   }
 
   /** Ends a re-embedding that can never succeed (the target refuses every input, or cannot be used): `failed`, with the reason. */
