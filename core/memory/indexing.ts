@@ -85,12 +85,13 @@ export class MemoryIndexer {
     }
     if (row.revision !== revision) return;
     try {
-      const vectors = await Promise.all(models.map((model) => this.vectorOf(row, model)));
-      const categories = await this.models.categorizer(state.model).categorize(vectors[0] as Float32Array, row.category_set ?? null);
+      const [vector, target] = await Promise.all([this.vectorOf(row, state.model), state.target === null ? null : this.targetVector(row, state.target)]);
+      const categories = await this.models.categorizer(state.model).categorize(vector, row.category_set ?? null);
+      const written: Array<[string, Float32Array]> = [[state.model, vector], ...(target === null ? [] : [[state.target as string, target] as [string, Float32Array]])];
       await Promise.all(
-        models.map(async (model, i) => {
+        written.map(async ([model, values]) => {
           const spec = await this.models.collection(model);
-          await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [memoryPoint(row, vectors[i] as Float32Array, categories)]);
+          await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [memoryPoint(row, values, categories)]);
         }),
       );
       const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories }]);
@@ -108,6 +109,20 @@ export class MemoryIndexer {
       await this.rows.markEmbedding(projectId, memoryId, revision, permanent ? 'failed' : 'pending', reason).catch((markErr: unknown) => {
         ctx.log.warn({ err: markErr }, 'could not record the indexing error on the row');
       });
+      throw err;
+    }
+  }
+
+  /**
+   * A memory's vector in the model a re-embedding moves the project to. A text that model refuses
+   * for good costs the target that memory (the re-embedding leaves it out, or ends `failed` if the
+   * model refuses everything), never the memory its indexing in the model in use: null then.
+   */
+  private async targetVector(row: MemoryRow, model: string): Promise<Float32Array | null> {
+    try {
+      return await this.vectorOf(row, model);
+    } catch (err) {
+      if (endsJob(err)) return null;
       throw err;
     }
   }
