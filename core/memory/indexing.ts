@@ -173,15 +173,37 @@ export class MemoryIndexer {
     const previous = row.is_message ? await this.rows.previousMessage(row, CONTEXT_WINDOW_MS) : undefined;
     if (!previous) return (await embedder.embed([row.memory], 'document'))[0] as Float32Array;
     const [own, context] = (await embedder.embed([row.memory, previous.memory], 'document')) as [Float32Array, Float32Array];
-    const mixed = own.map((x, i) => x + CONTEXT_WEIGHT * (context[i] as number));
-    const norm = Math.hypot(...mixed);
-    return norm === 0 ? own : mixed.map((x) => x / norm);
+    return withContext(own, context);
+  }
+
+  /**
+   * `vectorOf` for many memories at once (a re-embedding's page): their texts, and those of the
+   * messages before the messages among them, handed to the embedder in full provider batches, all
+   * at once, so its parallel calls are all busy (one text per submission would make the first
+   * calls carry one text each).
+   */
+  async vectorsOf(rows: MemoryRow[], model: string): Promise<Float32Array[]> {
+    const embedder = this.models.embedder(model);
+    const previous = await Promise.all(rows.map((row) => (row.is_message ? this.rows.previousMessage(row, CONTEXT_WINDOW_MS) : Promise.resolve(undefined))));
+    const texts = [...rows.map((row) => row.memory), ...previous.flatMap((p) => (p ? [p.memory] : []))];
+    const batches: Array<Promise<Float32Array[]>> = [];
+    for (let at = 0; at < texts.length; at += embedder.maxBatch) batches.push(embedder.embed(texts.slice(at, at + embedder.maxBatch), 'document'));
+    const vectors = (await Promise.all(batches)).flat();
+    let context = rows.length;
+    return rows.map((_, i) => (previous[i] ? withContext(vectors[i] as Float32Array, vectors[context++] as Float32Array) : (vectors[i] as Float32Array)));
   }
 
   /** The memories collection of the embedding model the project uses now. */
   async collection(projectId: string): Promise<CollectionSpec> {
     return this.models.collection((await this.models.of(projectId)).model);
   }
+}
+
+/** A message's vector with `CONTEXT_WEIGHT` of the one before it, normalised. */
+function withContext(own: Float32Array, context: Float32Array): Float32Array {
+  const mixed = own.map((x, i) => x + CONTEXT_WEIGHT * (context[i] as number));
+  const norm = Math.hypot(...mixed);
+  return norm === 0 ? own : mixed.map((x) => x / norm);
 }
 
 /** A memory's point in a memories collection: its vector, the columns filters name, its metadata with its categories. */

@@ -173,21 +173,20 @@ export class MemoryReembedding {
    * re-embedding; any other failure fails the page, which is retried from the cursor.
    */
   private async points(page: MemoryRow[], model: string): Promise<VectorPoint[]> {
-    const vectors = await Promise.allSettled(page.map((row) => this.indexer.vectorOf(row, model)));
+    try {
+      const vectors = await this.indexer.vectorsOf(page, model);
+      return page.map((row, i) => memoryPoint(row, vectors[i] as Float32Array, rowCategories(row.categories)));
+    } catch (err) {
+      if (!endsJob(err)) throw err;
+    }
+    // a batch refused as a whole may hold one bad text: each memory is tried alone, one after the other
     const points: VectorPoint[] = [];
-    for (const [i, outcome] of vectors.entries()) {
-      const row = page[i] as MemoryRow;
-      if (outcome.status === 'fulfilled') {
-        points.push(memoryPoint(row, outcome.value, rowCategories(row.categories)));
-        continue;
-      }
-      if (!endsJob(outcome.reason)) throw outcome.reason;
-      // a batch refused as a whole may hold one bad text: each of its memories is tried alone
-      const alone = await this.indexer.vectorOf(row, model).catch((err: unknown) => {
+    for (const row of page) {
+      const vector = await this.indexer.vectorOf(row, model).catch((err: unknown) => {
         if (!endsJob(err)) throw err;
         return null;
       });
-      if (alone !== null) points.push(memoryPoint(row, alone, rowCategories(row.categories)));
+      if (vector !== null) points.push(memoryPoint(row, vector, rowCategories(row.categories)));
     }
     return points;
   }
