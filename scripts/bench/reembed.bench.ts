@@ -41,6 +41,8 @@ const SEARCH_MS = Number(args['search-ms']);
 /** Searches sent at an even pace while something ran: how many, how many answered 200 and held the record searched for, how fast. */
 interface SearchLoad {
   searches: number;
+  /** Ticks with `MAX_OUTSTANDING` searches still unanswered, when none was sent. */
+  skipped: number;
   answered: number;
   found: number;
   latency: Latency;
@@ -56,6 +58,8 @@ interface Round extends SearchLoad {
   idle: Latency;
 }
 
+/** Most searches unanswered at once; past it a tick sends none. */
+const MAX_OUTSTANDING = 16;
 /** How long idle search is measured before each re-embedding. */
 const IDLE_MS = 3_000;
 const sleepMs = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -118,19 +122,28 @@ try {
    */
   const searchLoad = async (until: () => Promise<void>): Promise<SearchLoad> => {
     const samples: number[] = [];
-    const load = { searches: 0, answered: 0, found: 0 };
+    const load = { searches: 0, answered: 0, found: 0, skipped: 0 };
+    let outstanding = 0;
     let running = true;
     void until().then(() => {
       running = false;
     });
     const pending: Array<Promise<void>> = [];
     while (running) {
+      if (outstanding >= MAX_OUTSTANDING) {
+        // the server is this far behind: the tick is skipped (and counted), not queued without bound
+        load.skipped += 1;
+        await new Promise((r) => setTimeout(r, SEARCH_MS));
+        continue;
+      }
       const i = (load.searches++ * 7919) % MEMORIES;
+      outstanding += 1;
       pending.push(
         (async () => {
           const started = performance.now();
           const res = await http.post('/v3/memories/search/').set('Authorization', auth).send({ query: texts[i], filters: { user_id: user }, mode: 'dense', top_k: 5 });
           samples.push(performance.now() - started);
+          outstanding -= 1;
           if (res.status !== 200) return;
           load.answered += 1;
           if ((res.body.results as Array<{ id: string }>).some((r) => r.id === ids[i])) load.found += 1;
@@ -170,6 +183,7 @@ try {
 
     // the re-embedding alone: its rate
     const reembedPerSecond = MEMORIES / (await reembed(`openai/bench-round-${round}`));
+    process.stderr.write(`round ${round}: raw ${rawPerSecond.toFixed(0)}/s, re-embedding ${reembedPerSecond.toFixed(0)}/s\n`);
     // search with nothing else running, then during a second re-embedding
     const idle = await searchLoad(sleepMs(IDLE_MS));
     let loadedSeconds = 0;
