@@ -13,6 +13,21 @@ export interface McpProject {
   agent: string;
 }
 
+/** The tools /mcp lists. */
+export const MCP_TOOLS = [
+  'add_memory',
+  'search_memories',
+  'list_memories',
+  'get_memory',
+  'update_memory',
+  'delete_memory',
+  'search_knowledge',
+  'store_record',
+  'extract_record',
+  'query_index',
+  'chat_agent',
+];
+
 /** The document the knowledge base holds: search_knowledge must find its second paragraph. */
 export const GUIDE = [
   '# Station handbook',

@@ -121,6 +121,11 @@ function messagesOf(args: { messages?: Message[] } & Record<string, unknown>, te
   return args.messages ?? [{ role: 'user', content: args[textField] as string }];
 }
 
+/** Hints of a tool that only reads the project's data. */
+const READS: ToolHints = { readOnlyHint: true, openWorldHint: false };
+/** Hints of a tool that adds to the project's data. */
+const WRITES: ToolHints = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
 /** Cairn's MCP tools, each calling the service its REST endpoint calls, scoped to the caller's project. */
 export function cairnTools(s: ToolServices): CairnTool[] {
   return [
@@ -130,7 +135,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         'Remember something about a user (or an agent, run or app) for later. Give text (what the user said) or messages (a conversation), and at least one of user_id, agent_id, run_id, app_id. By default (infer true) the facts stated are picked out and merged with what is already remembered: each result says ADD, UPDATE (previous_memory holds the old text), DELETE or NOOP. infer false stores each message as given. New memories become searchable within seconds, once indexed.',
       input: ADD_MEMORY_TOOL,
-      hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      hints: WRITES,
       async run(projectId, args) {
         const body = { messages: messagesOf(args), ...ownerOf(args), metadata: args.metadata, infer: args.infer };
         const added = await s.extraction.addMemories(projectId, mem0Add(body), s.memoryModel);
@@ -143,7 +148,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         "Find what is remembered about someone that is relevant to a query (semantic and keyword search, best first, each with a score). Name whose memories with user_id, agent_id, run_id or app_id (or filters naming one); filters may add conditions on schema, categories, created_at and metadata. Covers free-form memories and typed records.",
       input: SEARCH_MEMORIES_TOOL,
-      hints: { readOnlyHint: true, openWorldHint: false },
+      hints: READS,
       async run(projectId, args) {
         const { query, top_k, threshold, mode } = args;
         const results = await s.memorySearch.search(projectId, { query, filters: memoryFilter(args), top_k, threshold, mode });
@@ -156,7 +161,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         'List the memories of a user (or agent, run, app), newest first, a page at a time: count is the total, results the page. Name whose with user_id, agent_id, run_id or app_id (or filters naming one).',
       input: LIST_MEMORIES_TOOL,
-      hints: { readOnlyHint: true, openWorldHint: false },
+      hints: READS,
       async run(projectId, args) {
         const { count, results } = await s.memories.list(projectId, memoryFilter(args), args.page ?? 1, args.page_size ?? 50);
         return { count, page: args.page ?? 1, page_size: args.page_size ?? 50, results: results.map(shown) };
@@ -167,7 +172,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       title: 'Get memory',
       description: 'Get one memory by its id: its text, owner ids, metadata, categories and times.',
       input: MEMORY_ID_TOOL,
-      hints: { readOnlyHint: true, openWorldHint: false },
+      hints: READS,
       run: async (projectId, args) => shown(await s.memories.get(projectId, args.memory_id)),
     }),
     tool({
@@ -177,10 +182,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
         "Change a memory's text, metadata and/or expiration_date (YYYY-MM-DD, null for never) by its id; the change is kept in its history and the memory is indexed again. A typed record's values change through store_record instead.",
       input: UPDATE_MEMORY_TOOL,
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      async run(projectId, args) {
-        const { memory_id, ...change } = args;
-        return shown(await s.memories.update(projectId, memory_id, change));
-      },
+      run: async (projectId, { memory_id, ...change }) => shown(await s.memories.update(projectId, memory_id, change)),
     }),
     tool({
       name: 'delete_memory',
@@ -199,11 +201,8 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         "Retrieve passages from the project's knowledge bases (uploaded documents) that answer a query, best first, each with its text, score, document and filename to cite. mode hybrid (default) fuses semantic and keyword search; filter narrows by document_id, filename, source_type or metadata.<key>.",
       input: SEARCH_KNOWLEDGE_TOOL,
-      hints: { readOnlyHint: true, openWorldHint: false },
-      async run(projectId, args) {
-        const { knowledge_bases, ...input } = args;
-        return { results: await s.knowledge.search(projectId, knowledge_bases, input) };
-      },
+      hints: READS,
+      run: async (projectId, { knowledge_bases, ...input }) => ({ results: await s.knowledge.search(projectId, knowledge_bases, input) }),
     }),
     tool({
       name: 'store_record',
@@ -211,11 +210,8 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         "Store a typed record: values (record) validated against a registered schema, for a user (or agent, run, app). An invalid record is refused with the field at fault. The record is also a memory, found by search_memories once indexed.",
       input: STORE_RECORD_TOOL,
-      hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      async run(projectId, args) {
-        const { schema, ...input } = args;
-        return shown(await s.records.store(projectId, schema, input));
-      },
+      hints: WRITES,
+      run: async (projectId, { schema, ...input }) => shown(await s.records.store(projectId, schema, input)),
     }),
     tool({
       name: 'extract_record',
@@ -223,9 +219,8 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         "Fill a registered schema's fields from text or a conversation with a language model (only values stated explicitly). When the values satisfy the schema the record is stored: stored true and the record. Otherwise stored false, record holds the values found (null if none) and missing the required fields not stated, so you can ask for them.",
       input: EXTRACT_RECORD_TOOL,
-      hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      async run(projectId, args) {
-        const { schema, ...input } = args;
+      hints: WRITES,
+      async run(projectId, { schema, ...input }) {
         requireOneOf(input, 'text', 'messages');
         const outcome = await s.extraction.request(projectId, schema, input);
         return outcome.stored ? { stored: true, record: shown(outcome.record) } : { ...outcome };
@@ -237,11 +232,8 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       description:
         'Find the nearest items of a vector index, best first: by text (for an index that embeds text), by vector, or by the id of a stored item; filter narrows by metadata. include_metadata returns what was stored with each match.',
       input: QUERY_INDEX_TOOL,
-      hints: { readOnlyHint: true, openWorldHint: false },
-      async run(projectId, args) {
-        const { index, ...input } = args;
-        return { matches: await s.indexes.query(projectId, index, input) };
-      },
+      hints: READS,
+      run: async (projectId, { index, ...input }) => ({ matches: await s.indexes.query(projectId, index, input) }),
     }),
     tool({
       name: 'chat_agent',
@@ -250,8 +242,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
         "Have one turn with a named Cairn agent: it applies its rules and guardrails, retrieves from its knowledge, may call its tools, and answers. Give message (the user's text) or messages; pass the conversation_id of the answer back to continue the same conversation. The answer is message.content, with citations and a trace.",
       input: CHAT_AGENT_TOOL,
       hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      async run(projectId, args) {
-        const { agent, message, messages, ...input } = args;
+      async run(projectId, { agent, message, messages, ...input }) {
         const turn = await s.chat.open(projectId, agent, { ...input, messages: messagesOf({ message, messages }, 'message') });
         return shown(await turn.run());
       },

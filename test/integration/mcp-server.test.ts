@@ -3,23 +3,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
-import { mcpProject, serveMcp, type McpProject } from '../mcp-fixtures.js';
+import { MCP_TOOLS, mcpProject, serveMcp, type McpProject } from '../mcp-fixtures.js';
 
 // The official MCP TypeScript SDK's client against Cairn's /mcp (Streamable HTTP), with real services.
 
-const TOOLS = [
-  'add_memory',
-  'search_memories',
-  'list_memories',
-  'get_memory',
-  'update_memory',
-  'delete_memory',
-  'search_knowledge',
-  'store_record',
-  'extract_record',
-  'query_index',
-  'chat_agent',
-];
 const MISSING_ID = '0190f5e2-0000-7000-8000-000000000000';
 
 type Json = Record<string, unknown>;
@@ -75,7 +62,7 @@ describe(`MCP server at /mcp (${PROFILE})`, function () {
 
   it('lists every tool with a description and a JSON Schema of its arguments', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).to.have.members(TOOLS);
+    expect(tools.map((tool) => tool.name)).to.have.members(MCP_TOOLS);
     for (const tool of tools) {
       expect(tool.description, tool.name).to.have.length.greaterThan(40);
       expect(tool.inputSchema.type, tool.name).to.equal('object');
