@@ -19,7 +19,9 @@ export function requireApiKey(apiKeys: ApiKeys, { bearer = false }: { bearer?: b
     const match = scheme.exec(header);
     if (!match) {
       throw unauthorized(
-        header === '' ? `Missing credentials: send the header "Authorization: Token <API_KEY>".` : `Malformed Authorization header: expected ${expected}.`,
+        header === ''
+          ? 'Missing credentials: send the header "Authorization: Token <API_KEY>".'
+          : `Malformed Authorization header: expected ${expected}.`,
         'missing_credentials',
       );
     }

@@ -248,5 +248,7 @@ describe(`MCP server at /mcp (${PROFILE})`, function () {
       .send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
     expect(listed.status).to.equal(200);
     expect(listed.body.result.serverInfo.name).to.equal('cairn');
+    // one route label for the endpoint in the request metrics
+    expect((await t.http.get('/metrics')).text).to.match(/cairn_http_request_duration_seconds_count\{method="POST",route="\/mcp",status="200"\} \d+/);
   });
 });
