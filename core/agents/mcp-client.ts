@@ -259,7 +259,10 @@ export class McpClient {
     const { signal } = operation.controller;
     try {
       await client.connect(transport, { signal, timeout: this.timeoutMs });
-      return { value: await work(client, signal) };
+      const value = await work(client, signal);
+      // a server that keeps sessions is told this one is over (stateless ones have none)
+      await transport.terminateSession().catch(() => undefined);
+      return { value };
     } catch (err) {
       if (operation.failure) return { failure: operation.failure };
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return { failure: { status: 'timeout', message: `no complete answer within ${this.timeoutMs} ms` } };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { json, serve, type TestServer } from '../http-server.js';
-import { freePort, newProject, PROFILE, secretsKey, startRuntime, token, unique, useLoggedApi, useProjectRuntime, type TestRuntime } from '../helpers.js';
+import { freePort, isProduction, newProject, PROFILE, secretsKey, startRuntime, token, unique, useLoggedApi, useProjectRuntime, type TestRuntime } from '../helpers.js';
 import { mcpServer, type TestMcpServer } from '../mcp-server.js';
 import { fakeProvider, openaiChatAnswer, type Answer, type FakeProvider, type Received } from '../provider-server.js';
 
@@ -267,6 +267,21 @@ describe(`agent MCP servers (${PROFILE})`, function () {
       expect(statuses).to.deep.equal(['ok', 'ok', 'rate_limited']);
       expect(mcp.calls.slice(before).map((c) => c.arguments.order_id)).to.deep.equal([1001, 1002]);
     });
+
+    if (isProduction) {
+      it('shares a tool’s budget between two API processes', async () => {
+        const agent = await agentWith({ rate_per_min: 2 });
+        const other = await startRuntime({ role: 'api', env: t.env });
+        try {
+          const via = [t, other, other, t];
+          const replies = [];
+          for (const [i, runtime] of via.entries()) replies.push(await chat(agent, `Please look up order ${3001 + i}`, runtime));
+          expect(replies.map((r) => r.trace.tool_calls[0]?.status)).to.deep.equal(['ok', 'ok', 'rate_limited', 'rate_limited']);
+        } finally {
+          await other.runtime.shutdown.run();
+        }
+      });
+    }
   });
 
   describe('host rules', () => {
