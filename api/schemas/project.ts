@@ -87,8 +87,8 @@ export const APPLY_PROJECT = Type.Object(
 const CHANGE = {
   type: 'object',
   properties: {
-    kind: { type: 'string', enum: ['agent', 'tool', 'rule', 'knowledge', 'schema', 'index'] },
-    name: { type: 'string', description: 'Tools are agent/tool, rules agent/condition.' },
+    kind: { type: 'string', enum: ['agent', 'tool', 'mcp_server', 'rule', 'knowledge', 'schema', 'index'] },
+    name: { type: 'string', description: 'Tools are agent/tool, MCP servers agent/server, rules agent/condition.' },
     action: { type: 'string', enum: ['create', 'update', 'delete', 'unchanged', 'conflict'] },
     detail: { type: 'string' },
   },

@@ -213,6 +213,8 @@ describe(`agent MCP servers (${PROFILE})`, function () {
       expect(reply.trace.tool_calls).to.deep.equal([]);
       expect(errorsOf(reply)).to.match(/tools\/list of MCP server shop: could not reach 127\.0\.0\.1: connection refused/);
       expect(reply.message.content).to.be.a('string').and.not.equal('');
+      const run = await get(`/v1/agents/${agent}/runs/${reply.run_id}`);
+      expect(run.body.response.trace.errors).to.deep.equal(reply.trace.errors);
     });
 
     it('lets a flow tool node name an MCP tool by its namespaced name', async () => {
