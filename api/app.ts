@@ -29,6 +29,7 @@ import { agentRoutes } from './routes/agents.routes.js';
 import { secretRoutes } from './routes/secrets.routes.js';
 import { projectRoutes } from './routes/project.routes.js';
 import { registryRoutes } from './routes/registry.routes.js';
+import { mountMcp } from './mcp/endpoint.js';
 
 const ROUTES = Symbol('cairn.routes');
 
@@ -77,6 +78,23 @@ export function createApp(runtime: Runtime): Koa {
     ...(board ? [] : [queueDepthRoute(runtime.queue)]),
   ];
   for (const spec of specs) mount(router, catalog, guards, spec, options);
+  mountMcp(router, {
+    auth: requireApiKey(runtime.apiKeys, { bearer: true }),
+    bodyLimitBytes: runtime.config.bodyLimitBytes,
+    services: {
+      memories: runtime.memories,
+      memorySearch: runtime.memorySearch,
+      extraction: runtime.extraction,
+      memoryModel: runtime.config.memoryModel,
+      records: runtime.records,
+      knowledge: runtime.knowledge,
+      indexes: runtime.indexes,
+      chat: runtime.chat,
+      agents: runtime.agents,
+      schemas: runtime.schemas,
+    },
+    log: runtime.log,
+  });
 
   // mounted only with an exporter running: without one, a request pays nothing for tracing
   if (tracingEnabled()) app.use(traceRequests());

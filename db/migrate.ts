@@ -25,7 +25,8 @@ import * as memoryCategories from './migrations/0023_memory_categories.js';
 import * as memoryStructuredData from './migrations/0024_memory_structured_data.js';
 import * as webhookDeliveryLog from './migrations/0025_webhook_delivery_log.js';
 import * as outboxTrace from './migrations/0026_outbox_trace.js';
-import * as projectSettings from './migrations/0027_project_settings.js';
+import * as agentMcpServers from './migrations/0027_agent_mcp_servers.js';
+import * as projectSettings from './migrations/0028_project_settings.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -55,7 +56,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0024_memory_structured_data', memoryStructuredData],
   ['0025_webhook_delivery_log', webhookDeliveryLog],
   ['0026_outbox_trace', outboxTrace],
-  ['0027_project_settings', projectSettings],
+  ['0027_agent_mcp_servers', agentMcpServers],
+  ['0028_project_settings', projectSettings],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -59,6 +59,7 @@ import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js'
 import { AgentsRepository } from '../db/repositories/agents.repository.js';
 import { Agents } from '../core/agents/agents.js';
 import { ChatRiskModel, Guardrails } from '../core/agents/guardrails.js';
+import { McpClient } from '../core/agents/mcp-client.js';
 import { ToolRunner } from '../core/agents/tool-runner.js';
 import { ChatTurns } from '../core/agents/turn.js';
 import { Secrets, secretsKey } from '../core/secrets.js';
@@ -157,6 +158,7 @@ export class Runtime {
   /** Export and apply of a project's whole configuration as one spec document. */
   readonly projectSpecs: ProjectSpecs;
   readonly toolRunner: ToolRunner;
+  readonly mcpClient: McpClient;
   /** Verifies the OIDC ID tokens registry paths take. */
   readonly oidc: OidcVerifier;
   /** Published project versions, their owners and members. */
@@ -245,7 +247,8 @@ export class Runtime {
     this.toolRunner = new ToolRunner(toolLimiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
     const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
     const guardrails = new Guardrails({ model: riskModel });
-    this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.secrets, this.extraction, log.child({ component: 'chat' }), (turn) =>
+    this.mcpClient = new McpClient(toolLimiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
+    this.chat = new ChatTurns(this.agents, this.repositories.agents, this.knowledge, this.languageModels, guardrails, this.toolRunner, this.mcpClient, this.secrets, this.extraction, log.child({ component: 'chat' }), (turn) =>
       this.metrics.observeTurn(turn),
     );
     this.oidc = new OidcVerifier(config.oidc, log.child({ component: 'oidc' }));
@@ -272,6 +275,7 @@ export class Runtime {
     this.shutdown.add('webhook deliveries', ShutdownPhase.workers, () => this.webhooks.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();
+      await this.mcpClient.close();
       await toolLimiter.close();
     });
   }

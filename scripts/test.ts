@@ -82,12 +82,16 @@ function localModelDir(): string {
   return dir;
 }
 
-/** MEM0_PYTHON for the tests: the caller's, else the python of the venv scripts/mem0-python.sh fills (idempotent). */
-function mem0Python(): string {
-  if (process.env.MEM0_PYTHON) return process.env.MEM0_PYTHON;
-  const result = spawnSync(path.join(root, 'scripts/mem0-python.sh'), [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * The python of a Python client's venv for the tests: the caller's `variable` (MEM0_PYTHON,
+ * MCP_PYTHON), else the one `script` fills (idempotent) and prints on its last line.
+ */
+function clientPython(variable: string, script: string, client: string): string {
+  const given = process.env[variable];
+  if (given) return given;
+  const result = spawnSync(path.join(root, script), [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const python = result.stdout?.trim().split('\n').at(-1);
-  if (result.status !== 0 || !python) throw new Error("mem0's Python client could not be installed (scripts/mem0-python.sh); set MEM0_PYTHON to a python that has mem0ai.");
+  if (result.status !== 0 || !python) throw new Error(`${client} could not be installed (${script}); set ${variable} to a python that has it.`);
   return python;
 }
 
@@ -138,7 +142,8 @@ try {
     await runMocha('test/.mocharc.unit.json', { LOCAL_MODEL_DIR }, 'unit');
   }
   if (part('integration')) {
-    const MEM0_PYTHON = mem0Python();
+    const MEM0_PYTHON = clientPython('MEM0_PYTHON', 'scripts/mem0-python.sh', "mem0's Python client (mem0ai)");
+    const MCP_PYTHON = clientPython('MCP_PYTHON', 'scripts/mcp-python.sh', 'The MCP Python SDK (mcp)');
     for (const profile of profiles.filter(Boolean)) {
       if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
       if (profile === 'production') await ensureProductionServices();
@@ -151,6 +156,7 @@ try {
           TEST_MILVUS_ADDRESS: env.milvus,
           LOCAL_MODEL_DIR,
           MEM0_PYTHON,
+          MCP_PYTHON,
         },
         `integration (${profile})`,
       );

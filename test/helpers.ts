@@ -169,16 +169,71 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** A 32-byte SECRETS_KEY (the production profile has none unless one is set). */
+export const secretsKey = (): string => randomBytes(32).toString('base64');
+
 /**
- * A runtime for the enclosing `describe`: started before its tests with one project, closed
- * after them. Read `suite.t` and `suite.auth` (the project's Authorization header) inside tests.
+ * A Cairn process of the profile (the API alone on production) that logs every request at
+ * debug level, with a bootstrap key and 127.0.0.1 allowed for tools: the secrets tests read its
+ * whole output for leaks. The caller kills it.
  */
-export function suiteRuntime(options: Parameters<typeof startRuntime>[0] = {}): { t: TestRuntime; auth: string } {
-  const suite = {} as { t: TestRuntime; auth: string };
-  before(async () => {
-    suite.t = await startRuntime(options);
-    suite.auth = token((await newProject(suite.t)).key);
+export async function spawnLoggedApi(bootstrap: string): Promise<{ proc: CairnProcess; api: ReturnType<typeof supertest> }> {
+  const env = profileEnv({ LOG_LEVEL: 'debug', BOOTSTRAP_API_KEY: bootstrap, TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1', ...(isProduction ? { SECRETS_KEY: secretsKey() } : {}) });
+  const port = await freePort();
+  const proc = await spawnCairn(isProduction ? 'start-api.ts' : 'start.ts', { ...env, PORT: String(port) });
+  await proc.waitForOutput(/cairn started/, 45_000);
+  return { proc, api: supertest(`http://127.0.0.1:${port}`) };
+}
+
+/**
+ * Starts a `spawnLoggedApi` process before the enclosing describe's tests and kills it after
+ * them (a test that kills it itself to read the whole log may do so); its parts, once started.
+ */
+export function useLoggedApi(): { readonly bootstrap: string; readonly proc: CairnProcess; readonly api: ReturnType<typeof supertest> } {
+  const bootstrap = `bootstrap-${randomBytes(12).toString('hex')}`;
+  let started: { proc: CairnProcess; api: ReturnType<typeof supertest> } | undefined;
+  before(async function () {
+    this.timeout(60_000);
+    started = await spawnLoggedApi(bootstrap);
   });
-  after(() => suite.t?.close());
-  return suite;
+  after(async () => {
+    await started?.proc.kill('SIGTERM');
+  });
+  const running = () => {
+    if (!started) throw new Error('the logged API process has not started');
+    return started;
+  };
+  return {
+    bootstrap,
+    get proc() {
+      return running().proc;
+    },
+    get api() {
+      return running().api;
+    },
+  };
+}
+
+/** Starts a runtime with a project of its own before the enclosing describe's tests and closes it after them. */
+export function useProjectRuntime(options: Parameters<typeof startRuntime>[0] = {}): { readonly runtime: TestRuntime; readonly auth: string } {
+  let started: { runtime: TestRuntime; auth: string } | undefined;
+  before(async () => {
+    const runtime = await startRuntime(options);
+    started = { runtime, auth: token((await newProject(runtime)).key) };
+  });
+  after(async () => {
+    await started?.runtime.close();
+  });
+  const running = () => {
+    if (!started) throw new Error('the runtime has not started');
+    return started;
+  };
+  return {
+    get runtime() {
+      return running().runtime;
+    },
+    get auth() {
+      return running().auth;
+    },
+  };
 }

@@ -6,16 +6,22 @@ import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors
 import { ADMIN_SIGN_IN_PATH, hasAdminSession, startAdminSession, wantsPage } from './admin-session.js';
 import { requestLog } from './request-context.js';
 
-/** `Authorization: Token <API_KEY>`: resolves the project the key belongs to. */
-export function requireApiKey(apiKeys: ApiKeys): Middleware {
+/**
+ * `Authorization: Token <API_KEY>`: resolves the project the key belongs to. With `bearer`, the
+ * key may also come as `Bearer <API_KEY>`, the scheme MCP clients send (the REST API keeps to
+ * `Token`, which registry paths' ID tokens are told apart from).
+ */
+export function requireApiKey(apiKeys: ApiKeys, { bearer = false }: { bearer?: boolean } = {}): Middleware {
+  const scheme = bearer ? /^(?:Token|Bearer)\s+(\S+)\s*$/i : /^Token\s+(\S+)\s*$/i;
+  const expected = bearer ? '"Token <API_KEY>" (or "Bearer <API_KEY>")' : '"Token <API_KEY>"';
   return async (ctx, next) => {
     const header = ctx.get('authorization');
-    const match = /^Token\s+(\S+)\s*$/i.exec(header);
+    const match = scheme.exec(header);
     if (!match) {
       throw unauthorized(
         header === ''
           ? 'Missing credentials: send the header "Authorization: Token <API_KEY>".'
-          : 'Malformed Authorization header: expected "Token <API_KEY>".',
+          : `Malformed Authorization header: expected ${expected}.`,
         'missing_credentials',
       );
     }

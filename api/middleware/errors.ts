@@ -39,7 +39,8 @@ export function errorHandler(): Middleware {
 /** Error codes meaning a dependency could not be reached, as opposed to a bug. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'PROTOCOL_CONNECTION_LOST', 'SQLITE_BUSY']);
 
-function toAppError(err: unknown, method: string, path: string): AppError {
+/** The AppError a client sees for `err`: itself, 503 for an unreachable dependency, a 4xx it carries, else a generic 500. */
+export function toAppError(err: unknown, method: string, path: string): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: unknown }).code;
   // mysql2 marks an error that ended the connection `fatal`, some with no code at all ("Can't add

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Agents, AgentView, RuleView, ToolView } from '../../core/agents/agents.js';
+import type { McpServerView } from '../../core/agents/mcp-servers.js';
 import type { RunDetail, RunSummary } from '../../core/agents/runs.js';
 import type { ChatTurns } from '../../core/agents/turn.js';
 import { AppError } from '../../lib/errors.js';
@@ -13,6 +14,8 @@ import {
   CHAT_RESPONSE,
   CREATE_AGENT,
   LIST_RUNS,
+  MCP_SERVER_VIEW,
+  NEW_MCP_SERVER,
   NEW_RULE,
   NEW_TOOL,
   RULE_VIEW,
@@ -20,6 +23,7 @@ import {
   RUN_SUMMARY_PROPS,
   TOOL_VIEW,
   UPDATE_AGENT,
+  UPDATE_MCP_SERVER,
   UPDATE_RULE,
   UPDATE_TOOL,
 } from '../schemas/agents.js';
@@ -30,10 +34,11 @@ const TAG = 'Agents';
 const at = <T extends { created_at: number; updated_at: number }>(v: T) => ({ ...v, created_at: iso(v.created_at), updated_at: iso(v.updated_at) });
 const showTool = (t: ToolView) => at(t);
 const showRule = (r: RuleView) => at(r);
-const showAgent = (a: AgentView) => ({ ...at(a), tools: a.tools.map(showTool), rules: a.rules.map(showRule) });
+const showServer = (m: McpServerView) => at(m);
+const showAgent = (a: AgentView) => ({ ...at(a), tools: a.tools.map(showTool), mcp_servers: a.mcp_servers.map(showServer), rules: a.rules.map(showRule) });
 const showRun = <T extends RunSummary>(r: T) => ({ ...r, created_at: iso(r.created_at) });
 
-const errors = (extra: Record<number, string> = {}) => errorResponses('No such agent (or tool, rule, run, knowledge base) in this project', extra);
+const errors = (extra: Record<number, string> = {}) => errorResponses('No such agent (or tool, MCP server, rule, run, knowledge base) in this project', extra);
 
 /** Agents, their tools, rules and knowledge, chat and runs. */
 export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatTurns; log: Logger }): RouteSpec[] {
@@ -205,6 +210,76 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     },
   });
 
+  const addMcpServer = route({
+    method: 'post',
+    path: '/v1/agents/:name/mcp-servers',
+    operationId: 'addMcpServer',
+    summary:
+      'Attach an MCP server (Streamable HTTP) whose tools the agent may call, offered to the model as <server>__<tool>, under the guards HTTP tools have: allowed hosts, the operator’s private-address rule, the secret sent only to the server, rate limit, timeout and size cap.',
+    tag: TAG,
+    auth: 'token',
+    body: NEW_MCP_SERVER,
+    responses: { 201: { description: 'Created', schema: MCP_SERVER_VIEW }, ...errors({ 409: 'The agent has an MCP server of that name' }) },
+    async handler(ctx) {
+      ctx.status = 201;
+      ctx.body = showServer(await agents.addMcpServer(ctx.state.principal.projectId, String(ctx.params.name), ctx.state.body));
+    },
+  });
+
+  const listMcpServers = route({
+    method: 'get',
+    path: '/v1/agents/:name/mcp-servers',
+    operationId: 'listMcpServers',
+    summary: 'List an agent’s MCP servers, oldest first.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'MCP servers', schema: { type: 'object', properties: { mcp_servers: { type: 'array', items: MCP_SERVER_VIEW } } } }, ...errors() },
+    async handler(ctx) {
+      ctx.body = { mcp_servers: (await agents.listMcpServers(ctx.state.principal.projectId, String(ctx.params.name))).map(showServer) };
+    },
+  });
+
+  const getMcpServer = route({
+    method: 'get',
+    path: '/v1/agents/:name/mcp-servers/:server',
+    operationId: 'getMcpServer',
+    summary: 'Get an MCP server by name or id.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'The MCP server', schema: MCP_SERVER_VIEW }, ...errors() },
+    async handler(ctx) {
+      ctx.body = showServer(await agents.getMcpServer(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.server)));
+    },
+  });
+
+  const updateMcpServer = route({
+    method: 'patch',
+    path: '/v1/agents/:name/mcp-servers/:server',
+    operationId: 'updateMcpServer',
+    summary: 'Change an MCP server; fields sent replace the stored ones. A new url without allowed_hosts resets them to its host. Turns see the change at once.',
+    tag: TAG,
+    auth: 'token',
+    body: UPDATE_MCP_SERVER,
+    responses: { 200: { description: 'The MCP server', schema: MCP_SERVER_VIEW }, ...errors({ 409: 'The agent has an MCP server of that name' }) },
+    async handler(ctx) {
+      ctx.body = showServer(await agents.updateMcpServer(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.server), ctx.state.body));
+    },
+  });
+
+  const deleteMcpServer = route({
+    method: 'delete',
+    path: '/v1/agents/:name/mcp-servers/:server',
+    operationId: 'deleteMcpServer',
+    summary: 'Detach an MCP server from the agent.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 204: { description: 'Deleted' }, ...errors() },
+    async handler(ctx) {
+      await agents.deleteMcpServer(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.server));
+      ctx.status = 204;
+    },
+  });
+
   const addRule = route({
     method: 'post',
     path: '/v1/agents/:name/rules',
@@ -344,5 +419,5 @@ export function agentRoutes({ agents, chat, log }: { agents: Agents; chat: ChatT
     },
   });
 
-  return [create, list, get, update, remove, attach, detach, addTool, listTools, getTool, updateTool, deleteTool, addRule, listRules, getRule, updateRule, deleteRule, converse, listRuns, getRun];
+  return [create, list, get, update, remove, attach, detach, addTool, listTools, getTool, updateTool, deleteTool, addMcpServer, listMcpServers, getMcpServer, updateMcpServer, deleteMcpServer, addRule, listRules, getRule, updateRule, deleteRule, converse, listRuns, getRun];
 }

@@ -26,7 +26,7 @@ export function projectRoutes({ projectSpecs, projectSettings }: { projectSpecs:
     path: '/v1/project/apply',
     operationId: 'applyProject',
     summary:
-      'Make the project match a spec: knowledge bases, then schemas, indexes and agents are created or updated; an agent’s tools and rules are made exactly the spec’s. Nothing the spec does not name is deleted. The whole spec is checked first (400 invalid_spec, nothing changed); what cannot be reconciled (a base with other settings, a schema whose history diverges, an index of another dimension) is reported as a conflict and left alone. dry_run: true only reports.',
+      'Make the project match a spec: knowledge bases, then schemas, indexes and agents are created or updated; an agent’s tools, MCP servers and rules are made exactly the spec’s. Nothing the spec does not name is deleted. The whole spec is checked first (400 invalid_spec, nothing changed); what cannot be reconciled (a base with other settings, a schema whose history diverges, an index of another dimension) is reported as a conflict and left alone. dry_run: true only reports.',
     tag: TAG,
     auth: 'token',
     body: APPLY_PROJECT,

@@ -158,6 +158,35 @@ export const NEW_TOOL = Type.Object({ ...TOOL_FIELDS, name: TOOL_NAME_FIELD, htt
 /** `PATCH /v1/agents/{name}/tools/{tool}`. */
 export const UPDATE_TOOL = Type.Object(TOOL_FIELDS, { additionalProperties: false });
 
+/** MCP server names: short, so that `<server>__<tool>` leaves room for the tool's own name. */
+const MCP_SERVER_NAME = Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9-]{0,31}$', description: 'Prefixes its tools as <server>__<tool>; letters, digits and -.' });
+const MCP_URL = Type.String({ minLength: 1, maxLength: 2048, description: 'The server’s Streamable HTTP endpoint, http(s).' });
+
+/** MCP server fields (create, PATCH, project specs); only create requires the name and the url. */
+export const MCP_SERVER_FIELDS = {
+  name: Type.Optional(MCP_SERVER_NAME),
+  url: Type.Optional(MCP_URL),
+  allowed_hosts: TOOL_FIELDS.allowed_hosts,
+  auth_header: TOOL_FIELDS.auth_header,
+  secret_ref: TOOL_FIELDS.secret_ref,
+  tools: Type.Optional(
+    Nullable(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+        maxItems: AGENT_LIMITS.tools,
+        uniqueItems: true,
+        description: 'The server’s tool names the agent is offered (its own names, not namespaced); null or absent: all of them.',
+      }),
+    ),
+  ),
+  rate_per_min: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Calls per minute of each of its tools, across all API processes; default 60.' })),
+};
+
+/** A new MCP server (`POST /v1/agents/{name}/mcp-servers`, project specs): named, with its url. */
+export const NEW_MCP_SERVER = Type.Object({ ...MCP_SERVER_FIELDS, name: MCP_SERVER_NAME, url: MCP_URL }, { additionalProperties: false });
+
+/** `PATCH /v1/agents/{name}/mcp-servers/{server}`. */
+export const UPDATE_MCP_SERVER = Type.Object(MCP_SERVER_FIELDS, { additionalProperties: false });
+
 const RULE_TYPE = StringEnum(RULE_TYPES);
 const CONDITION = Type.String({
   minLength: 1,
@@ -233,6 +262,23 @@ export const TOOL_VIEW = {
   },
 } as const;
 
+/** An MCP server as the API shows it. */
+export const MCP_SERVER_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    url: { type: 'string' },
+    allowed_hosts: { type: 'array', items: { type: 'string' } },
+    auth_header: { type: 'string' },
+    secret_ref: { type: ['string', 'null'] },
+    tools: { type: ['array', 'null'], items: { type: 'string' } },
+    rate_per_min: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
 /** A rule as the API shows it. */
 export const RULE_VIEW = {
   type: 'object',
@@ -254,6 +300,7 @@ export const AGENT_VIEW = {
     id: { type: 'string' },
     ...AGENT_FIELDS,
     tools: { type: 'array', items: TOOL_VIEW },
+    mcp_servers: { type: 'array', items: MCP_SERVER_VIEW },
     rules: { type: 'array', items: RULE_VIEW },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },

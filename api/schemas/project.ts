@@ -4,7 +4,7 @@ import { INDEX_LIMITS, INDEX_NAME } from '../../core/indexes.js';
 import { SPEC_KIND, SPEC_VERSION } from '../../core/project/spec.js';
 import { SCHEMA_LIMITS, SCHEMA_NAME } from '../../core/schemas.js';
 import { METRICS } from '../../contracts/vector-store.js';
-import { CREATE_AGENT, NEW_RULE, NEW_TOOL } from './agents.js';
+import { CREATE_AGENT, NEW_MCP_SERVER, NEW_RULE, NEW_TOOL } from './agents.js';
 import { Const, Nullable, StringEnum } from './common.js';
 import { PROTECTION, TAGS } from './indexes.js';
 import { CREATE_KNOWLEDGE } from './knowledge.js';
@@ -18,6 +18,9 @@ const AGENT = Type.Object(
     ...CREATE_AGENT.properties,
     tools: Type.Optional(
       Type.Array(NEW_TOOL, { maxItems: AGENT_LIMITS.tools, description: 'Every tool of the agent; apply deletes the agent’s others.' }),
+    ),
+    mcp_servers: Type.Optional(
+      Type.Array(NEW_MCP_SERVER, { maxItems: AGENT_LIMITS.mcpServers, description: 'Every MCP server of the agent; apply deletes the agent’s others. Secret values are never part of a spec.' }),
     ),
     rules: Type.Optional(
       Type.Array(NEW_RULE, { maxItems: AGENT_LIMITS.rules, description: 'Every rule of the agent; apply deletes the agent’s others.' }),
@@ -122,8 +125,8 @@ export const APPLY_PROJECT = Type.Object(
 const CHANGE = {
   type: 'object',
   properties: {
-    kind: { type: 'string', enum: ['agent', 'tool', 'rule', 'knowledge', 'schema', 'index', 'setting'] },
-    name: { type: 'string', description: 'Tools are agent/tool, rules agent/condition, settings their field.' },
+    kind: { type: 'string', enum: ['agent', 'tool', 'mcp_server', 'rule', 'knowledge', 'schema', 'index', 'setting'] },
+    name: { type: 'string', description: 'Tools are agent/tool, MCP servers agent/server, rules agent/condition, settings their field.' },
     action: { type: 'string', enum: ['create', 'update', 'delete', 'unchanged', 'conflict'] },
     detail: { type: 'string' },
   },

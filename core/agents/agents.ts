@@ -1,4 +1,4 @@
-import type { AgentRow, AgentsRepository, RuleRow, ToolRow } from '../../db/repositories/agents.repository.js';
+import type { AgentRow, AgentsRepository, McpServerRow, RuleRow, ToolRow } from '../../db/repositories/agents.repository.js';
 import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
 import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
@@ -10,6 +10,8 @@ import type { Secrets } from '../secrets.js';
 import { compileCondition, compileValue } from './conditions.js';
 import { GUARDRAIL_CHECKS, type GuardrailSide } from './guardrails.js';
 import type { LanguageModels } from '../../providers/registry.js';
+import type { McpServerDefinition } from './mcp-client.js';
+import { checkMcpTarget, hostListed, mcpServerDefinition, mcpServerView, targetHosts, type McpServerInput, type McpServerView } from './mcp-servers.js';
 import type { ToolDefinition } from './tool-runner.js';
 
 /** The model an agent uses when none is named: the deterministic offline one. */
@@ -26,8 +28,8 @@ export const FLOW_NODE_TYPES = ['retrieve', 'llm', 'tool', 'condition', 'respond
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Most nodes a flow may have, and most steps one turn of a flow may take. */
 export const FLOW_LIMITS = { nodes: 50, steps: 32 } as const;
-/** Most tools and rules per agent. */
-export const AGENT_LIMITS = { tools: 64, rules: 100 } as const;
+/** Most tools, rules and MCP servers per agent. */
+export const AGENT_LIMITS = { tools: 64, rules: 100, mcpServers: 16 } as const;
 
 export interface GuardrailsConfig {
   version: string;
@@ -101,16 +103,18 @@ export interface AgentView {
   stream_mode: StreamMode;
   knowledge: string[];
   tools: ToolView[];
+  mcp_servers: McpServerView[];
   rules: RuleView[];
   created_at: number;
   updated_at: number;
 }
 
-/** An agent as a chat turn needs it: its view, and its tools as the runner takes them. */
+/** An agent as a chat turn needs it: its view, and its tools and MCP servers as the clients take them. */
 export interface LoadedAgent {
   view: AgentView;
   projectId: string;
   tools: ToolDefinition[];
+  mcpServers: McpServerDefinition[];
 }
 
 /** Settable agent fields (create and PATCH); guardrail sides may be partial. */
@@ -199,7 +203,7 @@ function ruleView(row: RuleRow): RuleView {
   };
 }
 
-function agentView(row: AgentRow, tools: ToolRow[], rules: RuleRow[]): AgentView {
+function agentView(row: AgentRow, tools: ToolRow[], rules: RuleRow[], servers: McpServerRow[]): AgentView {
   return {
     id: row.id,
     name: row.name,
@@ -213,6 +217,7 @@ function agentView(row: AgentRow, tools: ToolRow[], rules: RuleRow[]): AgentView
     stream_mode: row.stream_mode as StreamMode,
     knowledge: parse<string[]>(row.knowledge),
     tools: tools.map(toolView),
+    mcp_servers: servers.map(mcpServerView),
     rules: rules.map(ruleView),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
@@ -234,6 +239,13 @@ export interface FlowReferences {
   knowledge?: ReadonlySet<string>;
   schemas?: ReadonlySet<string>;
   tools?: ReadonlySet<string>;
+  /** Names of the agent's MCP servers: a tool node may name `<server>__<tool>` of one of them. */
+  mcpServers?: ReadonlySet<string>;
+}
+
+/** Whether `tool` is a namespaced `<server>__<tool>` name of one of `servers`. */
+function mcpToolOf(tool: string, servers: ReadonlySet<string> | undefined): boolean {
+  return [...(servers ?? [])].some((server) => tool.startsWith(`${server}__`) && tool.length > server.length + 2);
 }
 
 /** The knowledge bases and record schemas a flow's nodes name. */
@@ -281,7 +293,7 @@ export function validateFlow(flow: FlowInput, known: FlowReferences = {}): void 
           break;
         case 'tool':
           need('tool');
-          if (node.tool !== undefined && known.tools && !known.tools.has(node.tool)) problems.push({ path: `${at}/tool`, message: `names no tool of this agent ("${node.tool}")` });
+          if (node.tool !== undefined && known.tools && !known.tools.has(node.tool) && !mcpToolOf(node.tool, known.mcpServers)) problems.push({ path: `${at}/tool`, message: `names no tool of this agent ("${node.tool}")` });
           for (const [arg, expression] of Object.entries(node.arguments ?? {})) compileValue(expression, `${at}/arguments/${arg}`);
           break;
         case 'extract':
@@ -325,9 +337,8 @@ export function checkToolTarget(input: ToolInput, current: ToolTarget & Pick<Too
   for (const param of pathParams(url)) {
     if (!(param in (parameters.properties ?? {}))) problems.push({ path: '/http/url', message: `{${param}} is not one of the tool's parameters` });
   }
-  const explicit = input.allowed_hosts !== undefined ? true : input.http !== undefined ? false : Boolean(current.hosts_explicit);
-  const hosts = input.allowed_hosts !== undefined ? [...new Set(input.allowed_hosts.map((h) => h.trim().toLowerCase()))] : explicit ? parse<string[]>(current.allowed_hosts) : [host];
-  if (host !== '' && !hosts.some((h) => h === host || (h.startsWith('*.') && host.endsWith(h.slice(1))))) {
+  const { hosts, explicit } = targetHosts(input.allowed_hosts, input.http !== undefined, current, host);
+  if (host !== '' && !hostListed(hosts, host)) {
     problems.push({ path: '/allowed_hosts', message: `must include the host of http.url (${host})` });
   }
   if (problems.length > 0) throw badRequest('validation_failed', `The tool is not valid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}.`, problems);
@@ -390,7 +401,7 @@ export class Agents {
       if (isUniqueViolation(err)) throw conflict(`An agent named "${input.name}" already exists in this project.`, 'agent_exists');
       throw err;
     }
-    return agentView(row, [], []);
+    return agentView(row, [], [], []);
   }
 
   async get(projectId: string, name: string): Promise<AgentView> {
@@ -412,12 +423,13 @@ export class Agents {
   async list(projectId: string, limit: number, offset: number): Promise<AgentView[]> {
     const rows = await this.rows.listAgents(projectId, limit, offset);
     const ids = rows.map((r) => r.id);
-    const [tools, rules] = await Promise.all([this.rows.tools(projectId, ids), this.rows.rules(projectId, ids)]);
+    const [tools, rules, servers] = await Promise.all([this.rows.tools(projectId, ids), this.rows.rules(projectId, ids), this.rows.mcpServers(projectId, ids)]);
     return rows.map((r) =>
       agentView(
         r,
         tools.filter((t) => t.agent_id === r.id),
         rules.filter((u) => u.agent_id === r.id),
+        servers.filter((m) => m.agent_id === r.id),
       ),
     );
   }
@@ -565,6 +577,85 @@ export class Agents {
     });
   }
 
+  async addMcpServer(projectId: string, agentName: string, input: McpServerInput & { name: string; url: string }): Promise<McpServerView> {
+    return this.cache.write(projectId, () => this.insertMcpServer(projectId, agentName, input));
+  }
+
+  private async insertMcpServer(projectId: string, agentName: string, input: McpServerInput & { name: string; url: string }): Promise<McpServerView> {
+    const agent = await this.agent(projectId, agentName);
+    const existing = await this.rows.mcpServers(projectId, [agent.id]);
+    if (existing.length >= AGENT_LIMITS.mcpServers) throw badRequest('limit_exceeded', `An agent has at most ${AGENT_LIMITS.mcpServers} MCP servers.`);
+    const now = nowMs();
+    const row: McpServerRow = {
+      id: newId(),
+      project_id: projectId,
+      agent_id: agent.id,
+      name: input.name,
+      url: '',
+      allowed_hosts: '[]',
+      hosts_explicit: false,
+      auth_header: input.auth_header ?? 'Authorization',
+      secret_ref: input.secret_ref ?? null,
+      tools: input.tools === undefined || input.tools === null ? null : json([...new Set(input.tools)]),
+      rate_per_min: input.rate_per_min ?? 60,
+      created_at: now,
+      updated_at: now,
+    };
+    Object.assign(row, checkMcpTarget(input, row));
+    await this.checkSecret(projectId, input.secret_ref);
+    try {
+      await this.rows.insertMcpServer(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`Agent "${agentName}" already has an MCP server named "${input.name}".`, 'mcp_server_exists');
+      throw err;
+    }
+    return mcpServerView(row);
+  }
+
+  async listMcpServers(projectId: string, agentName: string): Promise<McpServerView[]> {
+    return (await this.get(projectId, agentName)).mcp_servers;
+  }
+
+  async getMcpServer(projectId: string, agentName: string, serverName: string): Promise<McpServerView> {
+    const server = (await this.get(projectId, agentName)).mcp_servers.find((m) => m.name === serverName || m.id === serverName);
+    if (!server) throw notFound(`Agent "${agentName}" has no MCP server "${serverName}".`);
+    return server;
+  }
+
+  /** Changes the given fields of a server; a new url without allowed_hosts resets them to its host. */
+  async updateMcpServer(projectId: string, agentName: string, serverName: string, input: McpServerInput): Promise<McpServerView> {
+    return this.cache.write(projectId, () => this.changeMcpServer(projectId, agentName, serverName, input));
+  }
+
+  private async changeMcpServer(projectId: string, agentName: string, serverName: string, input: McpServerInput): Promise<McpServerView> {
+    const row = await this.mcpServer(projectId, agentName, serverName);
+    const changes: Partial<McpServerRow> = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.auth_header !== undefined) changes.auth_header = input.auth_header;
+    if (input.secret_ref !== undefined) changes.secret_ref = input.secret_ref;
+    if (input.tools !== undefined) changes.tools = input.tools === null ? null : json([...new Set(input.tools)]);
+    if (input.rate_per_min !== undefined) changes.rate_per_min = input.rate_per_min;
+    if (input.url !== undefined || input.allowed_hosts !== undefined) Object.assign(changes, checkMcpTarget(input, row));
+    await this.checkSecret(projectId, input.secret_ref);
+    if (Object.keys(changes).length > 0) {
+      changes.updated_at = Math.max(nowMs(), Number(row.updated_at) + 1);
+      try {
+        await this.rows.updateMcpServer(projectId, row.id, changes);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`Agent "${agentName}" already has an MCP server named "${input.name}".`, 'mcp_server_exists');
+        throw err;
+      }
+    }
+    return mcpServerView({ ...row, ...changes });
+  }
+
+  async deleteMcpServer(projectId: string, agentName: string, serverName: string): Promise<void> {
+    await this.cache.write(projectId, async () => {
+      const row = await this.mcpServer(projectId, agentName, serverName);
+      await this.rows.deleteMcpServer(projectId, row.id);
+    });
+  }
+
   async addRule(projectId: string, agentName: string, input: RuleInput & { rule_type: RuleType; condition: string }): Promise<RuleView> {
     return this.cache.write(projectId, () => this.insertRule(projectId, agentName, input));
   }
@@ -625,8 +716,8 @@ export class Agents {
   private async loadRows(projectId: string, name: string): Promise<LoadedAgent | null> {
     const row = await this.rows.findAgent(projectId, name);
     if (!row) return null;
-    const [tools, rules] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id])]);
-    return { view: agentView(row, tools, rules), projectId, tools: tools.map(toolDefinition) };
+    const [tools, rules, servers] = await Promise.all([this.rows.tools(projectId, [row.id]), this.rows.rules(projectId, [row.id]), this.rows.mcpServers(projectId, [row.id])]);
+    return { view: agentView(row, tools, rules, servers), projectId, tools: tools.map(toolDefinition), mcpServers: servers.map(mcpServerDefinition) };
   }
 
   /** The stored row, read from the database (for writes, which must start from what is stored). */
@@ -640,6 +731,13 @@ export class Agents {
     const agent = await this.agent(projectId, agentName);
     const row = (await this.rows.tools(projectId, [agent.id])).find((t) => t.name === toolName || t.id === toolName);
     if (!row) throw notFound(`Agent "${agentName}" has no tool "${toolName}".`);
+    return row;
+  }
+
+  private async mcpServer(projectId: string, agentName: string, serverName: string): Promise<McpServerRow> {
+    const agent = await this.agent(projectId, agentName);
+    const row = (await this.rows.mcpServers(projectId, [agent.id])).find((m) => m.name === serverName || m.id === serverName);
+    if (!row) throw notFound(`Agent "${agentName}" has no MCP server "${serverName}".`);
     return row;
   }
 
@@ -658,15 +756,16 @@ export class Agents {
   private async flow(projectId: string, flow: FlowInput, agentId: string | null): Promise<Flow> {
     validateFlow(flow);
     const wanted = flowReferences(flow);
-    const [knowledge, schemas, tools] = await Promise.all([
+    const [knowledge, schemas, tools, servers] = await Promise.all([
       this.knowledge.existing(projectId, wanted.knowledge),
       Promise.all(wanted.schemas.map(async (name) => ((await this.schemas.exists(projectId, name)) ? [name] : []))),
       agentId === null ? null : this.rows.tools(projectId, [agentId]),
+      agentId === null ? [] : this.rows.mcpServers(projectId, [agentId]),
     ]);
     validateFlow(flow, {
       knowledge: new Set(knowledge),
       schemas: new Set(schemas.flat()),
-      ...(tools === null ? {} : { tools: new Set(tools.map((t) => t.name)) }),
+      ...(tools === null ? {} : { tools: new Set(tools.map((t) => t.name)), mcpServers: new Set(servers.map((m) => m.name)) }),
     });
     return { version: flow.version ?? '1', start: flow.start, nodes: flow.nodes };
   }
@@ -683,10 +782,14 @@ export class Agents {
   /** URL, method and hosts of a tool, checked: host allowed, path parameters declared, the secret set. */
   private async toolTarget(projectId: string, input: ToolInput, current: ToolRow): Promise<Partial<ToolRow>> {
     const target = checkToolTarget(input, current);
-    const secretRef = input.secret_ref !== undefined ? input.secret_ref : current.secret_ref;
-    if (secretRef !== null && input.secret_ref !== undefined && !(await this.secrets.exists(projectId, secretRef))) {
+    await this.checkSecret(projectId, input.secret_ref);
+    return target;
+  }
+
+  /** A secret_ref that is sent must name a secret of the project (400 `unknown_secret`). */
+  private async checkSecret(projectId: string, secretRef: string | null | undefined): Promise<void> {
+    if (secretRef !== null && secretRef !== undefined && !(await this.secrets.exists(projectId, secretRef))) {
       throw badRequest('unknown_secret', `There is no secret "${secretRef}" in this project; create it first with PUT /v1/secrets/${secretRef}.`, [{ path: '/secret_ref', message: 'no such secret' }]);
     }
-    return target;
   }
 }

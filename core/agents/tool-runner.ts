@@ -1,11 +1,12 @@
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Agent, type Dispatcher } from 'undici';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { AddressGuard, AddressRefusedError, guardedLookup, normalizeHost } from './address-guard.js';
+import { AddressGuard, normalizeHost } from './address-guard.js';
+import { checkHop, classifyFailure, REDIRECTS, guardedDispatcher, hostPolicy, redactor, tracedToolCall, truncate, type ToolCallStatus, type ToolOutcome } from './call-guard.js';
 import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
-import { inSpan, SpanKind, SpanStatusCode, tracingEnabled } from '../../lib/tracing.js';
+
+export type { ToolCallStatus, ToolOutcome } from './call-guard.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
 export interface ToolDefinition {
@@ -27,16 +28,6 @@ export interface ToolDefinition {
   allowed_hosts: string[];
   /** True when the user sent `allowed_hosts` themselves (kept for export; it grants nothing). */
   hosts_explicit: boolean;
-}
-
-export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'denied' | 'rate_limited';
-
-/** What one tool call came to; `result` is what the model sees (secret redacted, truncated). */
-export interface ToolOutcome {
-  status: ToolCallStatus;
-  result: string;
-  http_status?: number;
-  duration_ms: number;
 }
 
 export interface ToolRunnerOptions {
@@ -66,43 +57,6 @@ const ACCEPT = 'application/json, text/plain;q=0.9, */*;q=0.1';
 const USER_AGENT = 'Cairn-Tool/1';
 const METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const QUERY_METHODS = new Set<Dispatcher.HttpMethod>(['GET', 'DELETE']);
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-/** The tool's allowed_hosts: it narrows what the operator's address rule lets through, never widens it. */
-interface HostPolicy {
-  exact: Set<string>;
-  /** `*.example.com` entries, kept as `.example.com`. */
-  suffixes: string[];
-  listed: string;
-}
-
-function hostPolicy(tool: ToolDefinition): HostPolicy {
-  const entries = tool.allowed_hosts.map(normalizeHost).filter(Boolean);
-  return {
-    exact: new Set(entries.filter((e) => !e.startsWith('*.'))),
-    suffixes: entries.filter((e) => e.startsWith('*.')).map((e) => e.slice(1)),
-    listed: entries.join(', ') || 'none',
-  };
-}
-
-/**
- * Rules 3 and 4 for one hop: scheme, allow-list, and the address of a literal IP host (no DNS
- * lookup happens for those; the URL parser has already turned numeric forms such as 2130706433,
- * 0x7f.1 or 127.1 into dotted decimal). Host names are checked on their DNS answer when connecting.
- */
-function checkHop(url: URL, policy: HostPolicy, guard: AddressGuard): { denied: string } | null {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { denied: `only http: and https: URLs may be called, not ${url.protocol}` };
-  }
-  const host = normalizeHost(url.hostname);
-  const literal = net.isIP(host) !== 0;
-  const allowed = policy.exact.has(host) || (!literal && policy.suffixes.some((suffix) => host.endsWith(suffix)));
-  if (!allowed) {
-    return { denied: `host ${host} is not in the tool's allowed_hosts (${policy.listed}); add it there to let the tool call it` };
-  }
-  const refused = guard.hostRefusal(host);
-  return refused ? { denied: refused } : null;
-}
 
 /** An argument as text: strings as they are, other scalars via String, objects and arrays as JSON; null/undefined as null. */
 function text(value: unknown): string | null {
@@ -166,68 +120,6 @@ function prepare(tool: ToolDefinition, args: Record<string, unknown>): Prepared 
   return { url, method, body: JSON.stringify(Object.fromEntries(rest)) };
 }
 
-/** Replaces every occurrence of the secret (as sent, JSON-escaped, and its credential after a scheme like "Bearer"). */
-function redactor(secret: string | null): (value: string) => string {
-  if (!secret) return (value) => value;
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
-  const credential = /^[A-Za-z][\w.~+-]*\s+(\S[\s\S]*)$/.exec(secret)?.[1];
-  if (credential) {
-    forms.add(credential);
-    forms.add(JSON.stringify(credential).slice(1, -1));
-  }
-  const ordered = [...forms].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
-  return (value) => ordered.reduce((acc, form) => acc.split(form).join('[secret]'), value);
-}
-
-function truncate(value: string, max: number): string {
-  if (value.length <= max) return value;
-  let cut = value.slice(0, max);
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}… [truncated, ${value.length} chars]`;
-}
-
-/** The error and its causes (undici and Happy Eyeballs wrap the one that says what happened). */
-function* errorChain(err: unknown): Generator<Error & { code?: unknown }> {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [err];
-  while (queue.length > 0) {
-    const next = queue.shift();
-    if (!(next instanceof Error) || seen.has(next)) continue;
-    seen.add(next);
-    yield next;
-    queue.push(next.cause);
-    if (next instanceof AggregateError) queue.push(...(next.errors as unknown[]));
-  }
-}
-
-const NETWORK_ERRORS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host name not found',
-  EAI_AGAIN: 'DNS lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ETIMEDOUT: 'connection timed out',
-  EPIPE: 'connection closed',
-  UND_ERR_SOCKET: 'connection closed by the server',
-};
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-type Failure = { status: 'denied' | 'timeout' | 'error'; message: string };
-
-function classifyFailure(err: unknown, host: string): Failure {
-  const chain = [...errorChain(err)];
-  const refused = chain.find((e) => e instanceof AddressRefusedError);
-  if (refused) return { status: 'denied', message: refused.message };
-  const codes = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).filter(Boolean);
-  if (codes.some((code) => TIMEOUT_CODES.has(code))) return { status: 'timeout', message: `no answer from ${host} in time` };
-  const known = codes.find((code) => NETWORK_ERRORS[code]);
-  if (known) return { status: 'error', message: `could not reach ${host}: ${NETWORK_ERRORS[known]} (${known})` };
-  const first = chain[0];
-  const detail = first ? (first.message.split('\n')[0] ?? '').slice(0, 200) || first.name : String(err).slice(0, 200);
-  return { status: 'error', message: `request to ${host} failed: ${detail}` };
-}
-
 /** Reads at most `max` bytes of a body; null when it is larger. */
 async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string | null> {
   const chunks: Buffer[] = [];
@@ -269,7 +161,7 @@ export class ToolRunner {
     this.maxResultChars = options.maxResultChars ?? 4_000;
     this.maxRedirects = options.maxRedirects ?? 3;
     this.guard = new AddressGuard(options.privateHosts);
-    this.guarded = new Agent({ connect: { timeout: this.timeoutMs, lookup: guardedLookup(this.guard) } });
+    this.guarded = guardedDispatcher(this.guard, this.timeoutMs);
   }
 
   /**
@@ -277,20 +169,7 @@ export class ToolRunner {
    * conventions' tool call) with the outcome's status and HTTP status; a call that failed is an error.
    */
   run(call: ToolCall): Promise<ToolOutcome> {
-    if (!tracingEnabled()) return this.call(call);
-    const attributes = {
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': call.tool.name,
-      'gen_ai.tool.type': 'extension',
-      'http.request.method': call.tool.http_method,
-    };
-    return inSpan(`execute_tool ${call.tool.name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const outcome = await this.call(call);
-      span.setAttribute('cairn.tool.status', outcome.status);
-      if (outcome.http_status !== undefined) span.setAttribute('http.response.status_code', outcome.http_status);
-      if (outcome.status !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.status });
-      return outcome;
-    });
+    return tracedToolCall(call.tool.name, { 'http.request.method': call.tool.http_method }, () => this.call(call));
   }
 
   private async call(call: ToolCall): Promise<ToolOutcome> {
@@ -306,7 +185,7 @@ export class ToolRunner {
     const { tool } = call;
     const prepared = prepare(tool, call.args);
     if ('error' in prepared) return outcome('error', prepared.error);
-    const policy = hostPolicy(tool);
+    const policy = hostPolicy(tool.allowed_hosts, "the tool's");
     const first = checkHop(prepared.url, policy, this.guard);
     if (first) return outcome('denied', first.denied);
 

@@ -9,10 +9,12 @@ import type { Agents, LoadedAgent } from './agents.js';
 import type { Guardrails } from './guardrails.js';
 import type { LanguageModels } from '../../providers/registry.js';
 import { runDetail, runSummary, type RunDetail, type RunSummary } from './runs.js';
+import type { McpClient } from './mcp-client.js';
 import type { ToolRunner } from './tool-runner.js';
 import { openTurn } from './turn/context.stage.js';
 import { FlowRunner } from './turn/flow.stage.js';
 import { checkInput, checkOutput } from './turn/guardrails.stage.js';
+import { listMcpTools } from './turn/mcp.stage.js';
 import { ModelLoop } from './turn/model-loop.stage.js';
 import { RunRecorder } from './turn/record.stage.js';
 import { retrieve, RETRIEVE_TOP_K } from './turn/retrieval.stage.js';
@@ -40,12 +42,13 @@ export class ChatTurns {
     models: LanguageModels,
     private readonly guardrails: Guardrails,
     tools: ToolRunner,
-    secrets: Secrets,
+    private readonly mcp: McpClient,
+    private readonly secrets: Secrets,
     extraction: RecordExtraction,
     log: Logger,
     observe: (turn: TurnOutcome) => void = () => undefined,
   ) {
-    this.loop = new ModelLoop(models, tools, secrets);
+    this.loop = new ModelLoop(models, tools, mcp, secrets);
     this.flows = new FlowRunner(knowledge, this.loop, extraction);
     this.recorder = new RunRecorder(runRows, log, observe);
   }
@@ -136,6 +139,7 @@ export class ChatTurns {
     if (turn.done()) return;
     await checkInput(this.guardrails, turn);
     if (turn.done()) return;
+    await listMcpTools(this.mcp, this.secrets, turn);
     if (view.flow) {
       await this.flows.run(turn, onText);
     } else {

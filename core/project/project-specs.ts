@@ -1,6 +1,7 @@
 import { AppError, badRequest, type FieldError } from '../../lib/errors.js';
 import { checkRuleAction, DEFAULT_AGENT_MODEL, validateFlow, type AgentInput, type Agents, type ToolInput } from '../agents/agents.js';
 import { compileCondition } from '../agents/conditions.js';
+import type { McpServerInput } from '../agents/mcp-servers.js';
 import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL, modelName, type Embedders, type LanguageModels } from '../../providers/registry.js';
 import type { Indexes } from '../indexes.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
@@ -14,6 +15,7 @@ import {
   canonicalAgentSettings,
   canonicalIndex,
   canonicalKnowledge,
+  canonicalMcpServer,
   canonicalRule,
   canonicalSchemaVersion,
   canonicalTool,
@@ -29,6 +31,7 @@ import {
   type CanonicalAgent,
   type CanonicalIndex,
   type CanonicalKnowledge,
+  type CanonicalMcpServer,
   type CanonicalRule,
   type CanonicalSchema,
   type CanonicalSchemaVersion,
@@ -39,13 +42,13 @@ import {
   type ProjectSpec,
 } from './spec.js';
 
-export type ChangeKind = 'agent' | 'tool' | 'rule' | 'knowledge' | 'schema' | 'index' | 'setting';
+export type ChangeKind = 'agent' | 'tool' | 'mcp_server' | 'rule' | 'knowledge' | 'schema' | 'index' | 'setting';
 export type ChangeAction = 'create' | 'update' | 'delete' | 'unchanged' | 'conflict';
 
 /** One resource an apply creates, changes, deletes, leaves alone, or cannot reconcile. */
 export interface Change {
   kind: ChangeKind;
-  /** Tools are `agent/tool`; rules `agent/condition`. */
+  /** Tools are `agent/tool`, MCP servers `agent/server`; rules `agent/condition`. */
   name: string;
   action: ChangeAction;
   detail?: string;
@@ -89,6 +92,7 @@ const PAGE = 100;
 const KNOWLEDGE_KEYS = ['instructions', 'model', 'embed_model', 'chunk_size', 'chunk_overlap'] as const;
 const TOOL_KEYS = ['description', 'http', 'parameters', 'auth_header', 'secret_ref', 'rate_per_min', 'allowed_hosts'] as const;
 const RULE_KEYS = ['rule_type', 'condition', 'action', 'priority'] as const;
+const MCP_SERVER_KEYS = ['url', 'auth_header', 'secret_ref', 'tools', 'rate_per_min', 'allowed_hosts'] as const;
 
 /** Every item of a paged list. */
 async function all<T>(page: (limit: number, offset: number) => Promise<T[]>): Promise<T[]> {
@@ -103,6 +107,7 @@ async function all<T>(page: (limit: number, offset: number) => Promise<T[]>): Pr
 const ruleName = (agent: string, rule: CanonicalRule): string => `${agent}/${rule.condition}`;
 const describeRule = (rule: CanonicalRule): string => `${rule.rule_type} rule, priority ${rule.priority}`;
 const toolInput = (tool: CanonicalTool) => ({ ...tool, http: { ...tool.http } });
+const serverInput = (server: CanonicalMcpServer) => ({ ...server, tools: server.tools === null ? null : [...server.tools] });
 
 /**
  * Export and apply of a whole project's configuration (agents with their tools and rules,
@@ -180,7 +185,7 @@ export class ProjectSpecs {
     for (const { name } of agentViews) {
       // load() has what views leave out: whether a tool's hosts were set explicitly
       const loaded = await agents.load(projectId, name);
-      current.agents.set(name, { agent: agentOf(loaded.view, loaded.tools), rules: loaded.view.rules.map((r) => ({ id: r.id, rule: ruleOf(r) })) });
+      current.agents.set(name, { agent: agentOf(loaded.view, loaded.tools, loaded.mcpServers), rules: loaded.view.rules.map((r) => ({ id: r.id, rule: ruleOf(r) })) });
     }
     for (const base of bases) current.knowledge.set(base.name, knowledgeOf(base));
     for (const { name } of schemaViews) {
@@ -264,7 +269,10 @@ export class ProjectSpecs {
       const checks = [
         attempt(`${at}/model`, () => this.models.chat(agent.model ?? DEFAULT_AGENT_MODEL)) !== undefined,
         attempt(at, () => {
-          if (agent.flow) validateFlow(agent.flow, { knowledge: bases, schemas: schemaNames, tools: new Set((agent.tools ?? []).map((t) => t.name)) });
+          if (agent.flow) {
+            const references = { knowledge: bases, schemas: schemaNames, tools: new Set((agent.tools ?? []).map((t) => t.name)) };
+            validateFlow(agent.flow, { ...references, mcpServers: new Set((agent.mcp_servers ?? []).map((m) => m.name)) });
+          }
           return true;
         }) === true,
       ];
@@ -277,6 +285,12 @@ export class ProjectSpecs {
         if (tool.secret_ref) secretRefs.set(tool.secret_ref, [...(secretRefs.get(tool.secret_ref) ?? []), `${at}/tools/${j}/secret_ref`]);
         return attempt(`${at}/tools/${j}`, () => canonicalTool(tool));
       });
+      const serverSpecs = agent.mcp_servers ?? [];
+      unique(serverSpecs, `${at}/mcp_servers`);
+      const servers = serverSpecs.map((server, j) => {
+        if (server.secret_ref) secretRefs.set(server.secret_ref, [...(secretRefs.get(server.secret_ref) ?? []), `${at}/mcp_servers/${j}/secret_ref`]);
+        return attempt(`${at}/mcp_servers/${j}`, () => canonicalMcpServer(server));
+      });
       const rules = (agent.rules ?? []).map((rule, j) =>
         attempt(`${at}/rules/${j}`, () => {
           compileCondition(rule.condition, 'rule', '/condition');
@@ -285,9 +299,15 @@ export class ProjectSpecs {
           return canonical;
         }),
       );
-      if (checks.includes(false) || tools.includes(undefined) || rules.includes(undefined)) return;
+      if (checks.includes(false) || tools.includes(undefined) || servers.includes(undefined) || rules.includes(undefined)) return;
       const settings = canonicalAgentSettings(agent, this.models);
-      desired.agents.push({ ...settings, tools: (tools as CanonicalTool[]).sort(byName), rules: (rules as CanonicalRule[]).sort(ruleOrder) });
+      const mcpServers = (servers as CanonicalMcpServer[]).sort(byName);
+      desired.agents.push({
+        ...settings,
+        tools: (tools as CanonicalTool[]).sort(byName),
+        ...(mcpServers.length > 0 ? { mcp_servers: mcpServers } : {}),
+        rules: (rules as CanonicalRule[]).sort(ruleOrder),
+      });
     });
     for (const [name, paths] of secretRefs) {
       if (await this.services.secrets.exists(projectId, name)) continue;
@@ -406,9 +426,12 @@ export class ProjectSpecs {
     const existing = current.agents.get(name);
     const steps: Step[] = [];
     if (!existing) {
-      const { tools, rules, ...settings } = agent;
+      const { tools, rules, mcp_servers: servers = [], ...settings } = agent;
       steps.push({ change: { kind: 'agent', name, action: 'create' }, run: () => agents.create(projectId, settings) });
       for (const tool of tools) steps.push({ change: { kind: 'tool', name: `${name}/${tool.name}`, action: 'create' }, run: () => agents.addTool(projectId, name, toolInput(tool)) });
+      for (const server of servers) {
+        steps.push({ change: { kind: 'mcp_server', name: `${name}/${server.name}`, action: 'create' }, run: () => agents.addMcpServer(projectId, name, serverInput(server)) });
+      }
       for (const rule of rules) steps.push({ change: { kind: 'rule', name: ruleName(name, rule), action: 'create', detail: describeRule(rule) }, run: () => agents.addRule(projectId, name, rule) });
       return steps;
     }
@@ -429,6 +452,7 @@ export class ProjectSpecs {
       if (agent.tools.some((t) => t.name === tool.name)) continue;
       steps.push({ change: { kind: 'tool', name: `${name}/${tool.name}`, action: 'delete' }, run: () => agents.deleteTool(projectId, name, tool.name) });
     }
+    steps.push(...this.mcpServerSteps(projectId, name, existing.agent.mcp_servers ?? [], agent.mcp_servers ?? []));
     const matched = matchRules(existing.rules, agent.rules);
     for (const { id, rule } of matched.delete) {
       steps.push({ change: { kind: 'rule', name: ruleName(name, rule), action: 'delete', detail: describeRule(rule) }, run: () => agents.deleteRule(projectId, name, id) });
@@ -458,6 +482,35 @@ export class ProjectSpecs {
       ...matched.create.map((rule) => ruleStep(rule, 'create', describeRule(rule), () => agents.addRule(projectId, name, rule))),
     ];
     steps.push(...ruleSteps.sort((a, b) => ruleOrder(a.rule, b.rule)).map((r) => r.step));
+    return steps;
+  }
+
+  /** An existing agent's MCP servers made to match the spec's: deletions first (the limit), then creations and changes. */
+  private mcpServerSteps(projectId: string, agent: string, have: CanonicalMcpServer[], want: CanonicalMcpServer[]): Step[] {
+    const agents = this.services.agents;
+    const named = (server: string) => ({ kind: 'mcp_server' as const, name: `${agent}/${server}` });
+    const steps: Step[] = have
+      .filter((server) => !want.some((w) => w.name === server.name))
+      .map((server) => ({ change: { ...named(server.name), action: 'delete' }, run: () => agents.deleteMcpServer(projectId, agent, server.name) }));
+    for (const server of want) {
+      const current = have.find((h) => h.name === server.name);
+      if (!current) {
+        steps.push({ change: { ...named(server.name), action: 'create' }, run: () => agents.addMcpServer(projectId, agent, serverInput(server)) });
+        continue;
+      }
+      const differ = changedKeys(current, server, MCP_SERVER_KEYS);
+      if (differ.length === 0) {
+        steps.push({ change: { ...named(server.name), action: 'unchanged' } });
+        continue;
+      }
+      // the url is always sent: without allowed_hosts in the spec, the hosts go back to its own
+      const input: McpServerInput = serverInput(server);
+      delete input.name;
+      steps.push({
+        change: { ...named(server.name), action: 'update', detail: `changes ${differ.join(', ')}` },
+        run: () => agents.updateMcpServer(projectId, agent, server.name, input),
+      });
+    }
     return steps;
   }
 }

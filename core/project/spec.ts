@@ -13,6 +13,8 @@ import {
   type RuleView,
   type ToolInput,
 } from '../agents/agents.js';
+import type { McpServerDefinition } from '../agents/mcp-client.js';
+import { checkMcpTarget, type McpServerInput } from '../agents/mcp-servers.js';
 import type { ToolDefinition } from '../agents/tool-runner.js';
 import { DEFAULT_EMBED_MODEL, DEFAULT_LANGUAGE_MODEL } from '../../providers/registry.js';
 import type { DeletionProtection, IndexView } from '../indexes.js';
@@ -44,9 +46,15 @@ export interface RuleSpec {
   priority?: number;
 }
 
+export interface McpServerSpec extends McpServerInput {
+  name: string;
+  url: string;
+}
+
 export interface AgentSpec extends Omit<AgentInput, 'name'> {
   name: string;
   tools?: ToolSpec[];
+  mcp_servers?: McpServerSpec[];
   rules?: RuleSpec[];
 }
 
@@ -109,6 +117,18 @@ export interface CanonicalTool {
   allowed_hosts?: string[];
 }
 
+export interface CanonicalMcpServer {
+  name: string;
+  url: string;
+  auth_header: string;
+  /** The secret's name; its value never leaves the project. */
+  secret_ref: string | null;
+  tools: string[] | null;
+  rate_per_min: number;
+  /** Present only when the hosts were set explicitly; otherwise the host of `url`. */
+  allowed_hosts?: string[];
+}
+
 export interface CanonicalRule {
   rule_type: RuleType;
   condition: string;
@@ -119,8 +139,16 @@ export interface CanonicalRule {
 /** The agent fields apply compares and PATCHes. */
 export const AGENT_SETTINGS = ['instructions', 'model', 'fallback_message', 'ui_actions', 'guardrails', 'tool_policy', 'flow', 'stream_mode', 'knowledge'] as const;
 
-/** An agent as the spec holds it: its view without ids and dates, tools and rules in spec form. */
-export type CanonicalAgent = Omit<AgentView, 'id' | 'created_at' | 'updated_at' | 'tools' | 'rules'> & { tools: CanonicalTool[]; rules: CanonicalRule[] };
+/**
+ * An agent as the spec holds it: its view without ids and dates, tools, rules and MCP servers in
+ * spec form. `mcp_servers` is there only when the agent has some, so agents without keep the
+ * document they always had.
+ */
+export type CanonicalAgent = Omit<AgentView, 'id' | 'created_at' | 'updated_at' | 'tools' | 'rules' | 'mcp_servers'> & {
+  tools: CanonicalTool[];
+  mcp_servers?: CanonicalMcpServer[];
+  rules: CanonicalRule[];
+};
 
 /** A knowledge base's definition: its view without ids, dates and documents. */
 export type CanonicalKnowledge = Omit<KnowledgeBaseView, 'id' | 'document_count' | 'created_at' | 'updated_at'>;
@@ -207,6 +235,18 @@ export function toolOf(tool: ToolDefinition): CanonicalTool {
   };
 }
 
+export function mcpServerOf(server: McpServerDefinition): CanonicalMcpServer {
+  return {
+    name: server.name,
+    url: server.url,
+    auth_header: server.auth_header,
+    secret_ref: server.secret_ref,
+    tools: server.tools,
+    rate_per_min: server.rate_per_min,
+    ...(server.hosts_explicit ? { allowed_hosts: server.allowed_hosts } : {}),
+  };
+}
+
 export const ruleOf = (rule: Pick<RuleView, 'rule_type' | 'condition' | 'action' | 'priority'>): CanonicalRule => ({
   rule_type: rule.rule_type,
   condition: rule.condition,
@@ -214,7 +254,7 @@ export const ruleOf = (rule: Pick<RuleView, 'rule_type' | 'condition' | 'action'
   priority: rule.priority,
 });
 
-export function agentOf(view: AgentView, tools: ToolDefinition[]): CanonicalAgent {
+export function agentOf(view: AgentView, tools: ToolDefinition[], servers: McpServerDefinition[] = []): CanonicalAgent {
   return {
     name: view.name,
     instructions: view.instructions,
@@ -227,6 +267,7 @@ export function agentOf(view: AgentView, tools: ToolDefinition[]): CanonicalAgen
     stream_mode: view.stream_mode,
     knowledge: view.knowledge,
     tools: tools.map(toolOf).sort(byName),
+    ...(servers.length > 0 ? { mcp_servers: servers.map(mcpServerOf).sort(byName) } : {}),
     rules: view.rules.map(ruleOf).sort(ruleOrder),
   };
 }
@@ -271,6 +312,19 @@ export function canonicalTool(spec: ToolSpec): CanonicalTool {
   };
 }
 
+export function canonicalMcpServer(spec: McpServerSpec): CanonicalMcpServer {
+  const target = checkMcpTarget(spec, { url: '', allowed_hosts: '[]', hosts_explicit: false });
+  return {
+    name: spec.name,
+    url: target.url,
+    auth_header: spec.auth_header ?? 'Authorization',
+    secret_ref: spec.secret_ref ?? null,
+    tools: spec.tools === undefined || spec.tools === null ? null : [...new Set(spec.tools)],
+    rate_per_min: spec.rate_per_min ?? 60,
+    ...(target.hosts_explicit ? { allowed_hosts: JSON.parse(target.allowed_hosts) as string[] } : {}),
+  };
+}
+
 export const canonicalRule = (spec: RuleSpec): CanonicalRule => ({
   rule_type: spec.rule_type,
   condition: spec.condition,
@@ -279,7 +333,7 @@ export const canonicalRule = (spec: RuleSpec): CanonicalRule => ({
 });
 
 /** An agent's settings with defaults; tools and rules are left to the caller (they are checked one by one). */
-export function canonicalAgentSettings(spec: AgentSpec, models: ModelNames): Omit<CanonicalAgent, 'tools' | 'rules'> {
+export function canonicalAgentSettings(spec: AgentSpec, models: ModelNames): Omit<CanonicalAgent, 'tools' | 'rules' | 'mcp_servers'> {
   const guardrails = spec.guardrails ?? {};
   return {
     name: spec.name,

@@ -43,6 +43,24 @@ export interface ToolRow {
   updated_at: number;
 }
 
+export interface McpServerRow {
+  id: string;
+  project_id: string;
+  agent_id: string;
+  name: string;
+  url: string;
+  /** JSON: string[] */
+  allowed_hosts: string;
+  hosts_explicit: boolean | number;
+  auth_header: string;
+  secret_ref: string | null;
+  /** JSON: string[] of the server's tool names the agent is offered; null: all of them */
+  tools: string | null;
+  rate_per_min: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface RuleRow {
   id: string;
   project_id: string;
@@ -117,10 +135,11 @@ export class AgentsRepository {
     await this.db('agents').where({ project_id: projectId, id }).update(changes);
   }
 
-  /** Removes an agent with its tools, rules and runs. */
+  /** Removes an agent with its tools, MCP servers, rules and runs. */
   async deleteAgent(projectId: string, id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('agent_tools').where({ project_id: projectId, agent_id: id }).delete();
+      await trx('agent_mcp_servers').where({ project_id: projectId, agent_id: id }).delete();
       await trx('agent_rules').where({ project_id: projectId, agent_id: id }).delete();
       await trx('agent_runs').where({ project_id: projectId, agent_id: id }).delete();
       await trx('agents').where({ project_id: projectId, id }).delete();
@@ -149,6 +168,30 @@ export class AgentsRepository {
 
   async deleteTool(projectId: string, id: string): Promise<void> {
     await this.db('agent_tools').where({ project_id: projectId, id }).delete();
+  }
+
+  /** MCP servers of these agents, oldest first. */
+  async mcpServers(projectId: string, agentIds: string[]): Promise<McpServerRow[]> {
+    if (agentIds.length === 0) return [];
+    return (await this.db('agent_mcp_servers')
+      .where({ project_id: projectId })
+      .whereIn('agent_id', agentIds)
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])) as McpServerRow[];
+  }
+
+  async insertMcpServer(row: McpServerRow): Promise<void> {
+    await this.db('agent_mcp_servers').insert(row);
+  }
+
+  async updateMcpServer(projectId: string, id: string, changes: Partial<McpServerRow>): Promise<void> {
+    await this.db('agent_mcp_servers').where({ project_id: projectId, id }).update(changes);
+  }
+
+  async deleteMcpServer(projectId: string, id: string): Promise<void> {
+    await this.db('agent_mcp_servers').where({ project_id: projectId, id }).delete();
   }
 
   /** Rules of these agents, highest priority first (then oldest). */

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { json, serve, type Seen, type TestServer } from '../http-server.js';
 import supertest from 'supertest';
-import { freePort, isProduction, newProject, PROFILE, profileEnv, spawnCairn, startRuntime, token, unique, type CairnProcess, type TestRuntime } from '../helpers.js';
+import { isProduction, newProject, PROFILE, secretsKey, startRuntime, token, unique, useLoggedApi, useProjectRuntime, type TestRuntime } from '../helpers.js';
 import { fakeProvider, type Answer, type FakeProvider, type Received } from '../provider-server.js';
 
 // Agents' HTTP tools through the API alone: tool CRUD, calls made by the local model and by an
@@ -89,8 +89,6 @@ function textAnswer(content: string): Answer {
 const offeredIn = (request: Received): string[] =>
   ((request.body.tools as Array<{ function: { name: string } }> | undefined) ?? []).map((t) => t.function.name);
 
-/** A 32-byte SECRETS_KEY (the production profile has none unless one is set). */
-const secretsKey = (): string => randomBytes(32).toString('base64');
 
 describe(`agent tools (${PROFILE})`, function () {
   this.timeout(60_000);
@@ -334,18 +332,10 @@ describe(`agent tools (${PROFILE})`, function () {
   });
 
   describe('on a server whose operator allows no private address', () => {
-    let bare: TestRuntime;
-    let bareAuth: string;
-
-    before(async () => {
-      bare = await startRuntime({});
-      bareAuth = token((await newProject(bare)).key);
-    });
-    after(async () => {
-      await bare?.close();
-    });
+    const operator = useProjectRuntime();
 
     const bareAgentWith = async (tools: Array<Record<string, unknown>>): Promise<string> => {
+      const { runtime: bare, auth: bareAuth } = operator;
       const name = unique('agent');
       const created = await bare.http.post('/v1/agents').set('Authorization', bareAuth).send({ name });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
@@ -356,6 +346,7 @@ describe(`agent tools (${PROFILE})`, function () {
       return name;
     };
     const bareChat = async (agent: string, content: string): Promise<ChatBody> => {
+      const { runtime: bare, auth: bareAuth } = operator;
       const res = await bare.http.post(`/v1/agents/${agent}/chat`).set('Authorization', bareAuth).send({ messages: [{ role: 'user', content }] });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body as ChatBody;
@@ -498,23 +489,10 @@ describe(`agent tools (${PROFILE})`, function () {
   });
 
   describe('secrets', () => {
-    let proc: CairnProcess;
-    let api: ReturnType<typeof supertest>;
-    const bootstrap = `bootstrap-${randomBytes(12).toString('hex')}`;
-
-    before(async function () {
-      this.timeout(60_000);
-      const env = profileEnv({ LOG_LEVEL: 'debug', BOOTSTRAP_API_KEY: bootstrap, TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1', ...(isProduction ? { SECRETS_KEY: secretsKey() } : {}) });
-      const port = await freePort();
-      proc = await spawnCairn(isProduction ? 'start-api.ts' : 'start.ts', { ...env, PORT: String(port) });
-      await proc.waitForOutput(/cairn started/, 45_000);
-      api = supertest(`http://127.0.0.1:${port}`);
-    });
-    after(async () => {
-      await proc?.kill('SIGTERM');
-    });
+    const logged = useLoggedApi();
 
     it('stores secrets put at once, new and replaced, each once', async () => {
+      const { api, bootstrap } = logged;
       const as = (req: supertest.Test) => req.set('Authorization', token(bootstrap));
       const names = Array.from({ length: 8 }, () => unique('parallel-key'));
       const first = await Promise.all(names.map((name) => as(api.put(`/v1/secrets/${name}`)).send({ value: `v1-${name}` })));
@@ -526,6 +504,7 @@ describe(`agent tools (${PROFILE})`, function () {
     });
 
     it('sends the secret to the tool and shows it in no response, run or log line', async () => {
+      const { api, proc, bootstrap } = logged;
       const secret = `sk-test-${randomBytes(16).toString('hex')}`;
       const name = unique('vendor-key');
       const as = (req: supertest.Test) => req.set('Authorization', token(bootstrap));

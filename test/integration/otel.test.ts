@@ -3,6 +3,7 @@ import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import { expect } from 'chai';
 import { json, serve, type TestServer } from '../http-server.js';
 import { isProduction, newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { mcpServer } from '../mcp-server.js';
 import { fakeProvider, openaiChatAnswer, type FakeProvider } from '../provider-server.js';
 
 // OpenTelemetry: with OTEL_EXPORTER_OTLP_ENDPOINT set, a chat turn and a memory's indexing reach an
@@ -183,6 +184,30 @@ describe(`OpenTelemetry (${PROFILE})`, function () {
       expect(descends(spans, toolCall, turn)).to.equal(true);
       expect(attr(toolCall, 'gen_ai.tool.name')).to.equal('check_stock');
       expect(attr(toolCall, 'http.response.status_code')).to.equal(200);
+    });
+
+    it('exports a call of an MCP server’s tool as an execute_tool span of the turn', async () => {
+      const mcp = await mcpServer();
+      try {
+        const agent = unique('agent');
+        expect((await api.http.post('/v1/agents').set('Authorization', auth).send({ name: agent })).status).to.equal(201);
+        expect((await api.http.post(`/v1/agents/${agent}/mcp-servers`).set('Authorization', auth).send({ name: 'shop', url: mcp.url })).status).to.equal(201);
+        const chat = await api.http.post(`/v1/agents/${agent}/chat`).set('Authorization', auth).send({ messages: [{ role: 'user', content: 'Please look up order 12345' }] });
+        expect(chat.body.trace.tool_calls[0]).to.include({ tool: 'shop__get_order', status: 'ok' });
+        const turnName = `invoke_agent ${agent}`;
+        const spans = await traceOf(
+          (s) => s.name === turnName,
+          (all) => all.some((s) => s.name === 'execute_tool shop__get_order'),
+        );
+        const toolCall = spans.find((s) => s.name === 'execute_tool shop__get_order') as OtlpSpan;
+        expect(descends(spans, toolCall, spans.find((s) => s.name === turnName) as OtlpSpan)).to.equal(true);
+        expect(attr(toolCall, 'gen_ai.operation.name')).to.equal('execute_tool');
+        expect(attr(toolCall, 'cairn.mcp.server')).to.equal('shop');
+        expect(attr(toolCall, 'cairn.mcp.tool')).to.equal('get_order');
+        expect(attr(toolCall, 'cairn.tool.status')).to.equal('ok');
+      } finally {
+        await mcp.close();
+      }
     });
 
     it(`exports a memory add's enqueue span and the memory.index run it leads to${isProduction ? ', from the API to the worker process' : ''}`, async () => {

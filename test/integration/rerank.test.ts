@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newProject, PROFILE, startRuntime, suiteRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { newProject, PROFILE, startRuntime, useProjectRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { json, serve, type TestServer } from '../http-server.js';
 
 // Rerank endpoints in the common shape (`POST <RERANK_BASE_URL>/rerank`), as TEI, Jina, vLLM and
@@ -169,13 +169,13 @@ describe(`rerank endpoints (${PROFILE})`, function () {
 
 describe(`rerank without a reranker (${PROFILE})`, function () {
   this.timeout(120_000);
-  const suite = suiteRuntime();
+  const suite = useProjectRuntime();
 
   it("memory search takes mem0's rerank: true and answers in its own order, saying there is no reranker", async () => {
     const user = unique('user');
-    const added = await suite.t.http.post('/v3/memories/add/').set('Authorization', suite.auth).send({ messages: [{ role: 'user', content: 'I keep bees in the garden' }], user_id: user, infer: false });
+    const added = await suite.runtime.http.post('/v3/memories/add/').set('Authorization', suite.auth).send({ messages: [{ role: 'user', content: 'I keep bees in the garden' }], user_id: user, infer: false });
     expect(added.status).to.equal(200);
-    const res = await suite.t.http.post('/v3/memories/search/').set('Authorization', suite.auth).send({ query: 'bees', filters: { user_id: user }, rerank: true, mode: 'keyword' });
+    const res = await suite.runtime.http.post('/v3/memories/search/').set('Authorization', suite.auth).send({ query: 'bees', filters: { user_id: user }, rerank: true, mode: 'keyword' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body.results.map((h: Hit) => h.memory)).to.deep.equal(['I keep bees in the garden']);
     expect(res.body.rerank).to.deep.equal({ model: null, applied: false, reason: 'this server has no reranker (RERANK_MODEL)' });
@@ -183,8 +183,8 @@ describe(`rerank without a reranker (${PROFILE})`, function () {
 
   it('knowledge search with rerank: true is a 400 that says what an operator sets', async () => {
     const kb = unique('kb');
-    await suite.t.http.post('/v1/knowledge').set('Authorization', suite.auth).send({ name: kb });
-    const res = await suite.t.http.post(`/v1/knowledge/${kb}/search`).set('Authorization', suite.auth).send({ query: 'x', rerank: true });
+    await suite.runtime.http.post('/v1/knowledge').set('Authorization', suite.auth).send({ name: kb });
+    const res = await suite.runtime.http.post(`/v1/knowledge/${kb}/search`).set('Authorization', suite.auth).send({ query: 'x', rerank: true });
     expect(res.status).to.equal(400);
     expect(res.body.code).to.equal('model_unavailable');
     expect(res.body.detail).to.match(/RERANK_BASE_URL/);

@@ -3,10 +3,9 @@ import type { Knowledge } from '../../knowledge/knowledge.js';
 import { FLOW_LIMITS, type FlowNode } from '../agents.js';
 import { compileCondition, compileValue } from '../conditions.js';
 import type { ToolCallRequest } from '../../../providers/language-model.js';
-import type { ToolDefinition } from '../tool-runner.js';
 import type { ModelLoop } from './model-loop.stage.js';
 import { retrieve, RETRIEVE_TOP_K } from './retrieval.stage.js';
-import type { Turn } from './turn-state.js';
+import type { AgentTool, Turn } from './turn-state.js';
 
 const ESCALATE_DEFAULT = "I'm handing this conversation over to a person who can help.";
 
@@ -59,7 +58,8 @@ export class FlowRunner {
         return node.next;
       }
       case 'tool': {
-        const tool = turn.agent.tools.find((t) => t.name === node.tool);
+        // an MCP tool by its namespaced name, if its server listed it for this turn
+        const tool = node.tool === undefined ? undefined : turn.tool(node.tool);
         const call: ToolCallRequest = { id: `flow_${turn.toolCalls.length + 1}`, name: node.tool ?? '', arguments: {} };
         if (!tool) {
           turn.recordToolCall(call, { status: 'error', result: `The agent has no tool "${node.tool}".`, duration_ms: 0 });
@@ -129,7 +129,7 @@ export class FlowRunner {
   }
 
   /** Asks the model for a tool's arguments, offering it that tool alone. */
-  private async readArguments(turn: Turn, tool: ToolDefinition): Promise<Record<string, unknown> | null> {
+  private async readArguments(turn: Turn, tool: AgentTool): Promise<Record<string, unknown> | null> {
     turn.plan.push('llm:arguments');
     const reply = await this.loop.callModel(turn, turn.instructions, [tool]);
     const call = reply.toolCalls.find((c) => c.name === tool.name);

@@ -2,14 +2,16 @@ import type { Citation } from '../../knowledge/knowledge.js';
 import type { Secrets } from '../../secrets.js';
 import type { ModelReply, Passage, ToolCallRequest, ToolSpec } from '../../../providers/language-model.js';
 import type { LanguageModels } from '../../../providers/registry.js';
-import type { ToolDefinition, ToolRunner } from '../tool-runner.js';
-import type { Turn } from './turn-state.js';
+import type { McpClient } from '../mcp-client.js';
+import type { ToolRunner } from '../tool-runner.js';
+import { isMcpTool, type AgentTool, type Turn } from './turn-state.js';
 
 /** The agent's model and the tools it calls: the model answers or asks for tools, whose results go back to it. */
 export class ModelLoop {
   constructor(
     private readonly models: LanguageModels,
     private readonly tools: ToolRunner,
+    private readonly mcp: McpClient,
     private readonly secrets: Secrets,
   ) {}
 
@@ -18,7 +20,7 @@ export class ModelLoop {
    * until it answers. `maxCallsPerTurn` is a hard cap across the turn: a call past it is not
    * made (status `limit_exceeded`) and the model is then asked to answer without tools.
    */
-  async run(turn: Turn, instructions: string, offered: ToolDefinition[], onText?: (delta: string) => void): Promise<void> {
+  async run(turn: Turn, instructions: string, offered: AgentTool[], onText?: (delta: string) => void): Promise<void> {
     const cap = turn.agent.view.tool_policy.maxCallsPerTurn;
     let capped = false;
     // each round makes at least one call, so the cap bounds the rounds
@@ -50,7 +52,7 @@ export class ModelLoop {
   }
 
   /** One call of the agent's model over the turn's messages and retrieved passages, offering `tools`. */
-  async callModel(turn: Turn, instructions: string, tools: ToolDefinition[], onText?: (delta: string) => void): Promise<ModelReply> {
+  async callModel(turn: Turn, instructions: string, tools: AgentTool[], onText?: (delta: string) => void): Promise<ModelReply> {
     const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     const passages: Passage[] = turn.retrieved.map((c) => ({ id: c.chunk_id, text: c.text, document_id: c.document_id, filename: c.filename, score: c.score }));
     const reply = await turn.timed('model', () =>
@@ -65,15 +67,17 @@ export class ModelLoop {
     return reply;
   }
 
-  /** Calls a tool with the project's secret it names, and records the outcome. */
-  async callTool(turn: Turn, tool: ToolDefinition, call: ToolCallRequest): Promise<void> {
+  /** Calls a tool (HTTP, or an MCP server's) with the project's secret it names, and records the outcome. */
+  async callTool(turn: Turn, tool: AgentTool, call: ToolCallRequest): Promise<void> {
     turn.plan.push(`tool:${tool.name}`);
     const outcome = await turn.timed('tools', async () => {
-      const secret = tool.secret_ref !== null ? await this.secrets.reveal(turn.agent.projectId, tool.secret_ref) : null;
-      if (tool.secret_ref !== null && secret === null) {
-        return { status: 'error' as const, result: `The secret "${tool.secret_ref}" this tool uses is not set.`, duration_ms: 0 };
+      const secretRef = isMcpTool(tool) ? tool.server.secret_ref : tool.secret_ref;
+      const secret = secretRef !== null ? await this.secrets.reveal(turn.agent.projectId, secretRef) : null;
+      if (secretRef !== null && secret === null) {
+        return { status: 'error' as const, result: `The secret "${secretRef}" this tool uses is not set.`, duration_ms: 0 };
       }
-      return this.tools.run({ projectId: turn.agent.projectId, agentId: turn.agent.view.id, tool, args: call.arguments, secret });
+      const target = { projectId: turn.agent.projectId, agentId: turn.agent.view.id, args: call.arguments, secret };
+      return isMcpTool(tool) ? this.mcp.run({ ...target, tool }) : this.tools.run({ ...target, tool });
     });
     turn.recordToolCall(call, outcome);
   }

@@ -5,8 +5,15 @@ import type { LoadedAgent, RuleView } from '../agents.js';
 import type { ConditionInput } from '../conditions.js';
 import type { Verdict } from '../guardrails.js';
 import type { ModelMessage, ToolCallRequest } from '../../../providers/language-model.js';
+import type { McpToolDefinition } from '../mcp-client.js';
 import type { ToolDefinition } from '../tool-runner.js';
 import type { ChatInput, ToolCallTrace, TurnTimings, UiAction } from './types.js';
+
+/** A tool the model may be offered: an HTTP tool, or one of an MCP server's. */
+export type AgentTool = ToolDefinition | McpToolDefinition;
+
+/** Whether a tool is one of an MCP server's. */
+export const isMcpTool = (tool: AgentTool): tool is McpToolDefinition => 'server' in tool;
 
 const ALLOWED: Verdict = { allowed: true, risk: 0, checks: [], failed_open: false };
 
@@ -30,6 +37,8 @@ export class Turn {
   matchedRules: RuleView[] = [];
   retrieved: Citation[] = [];
   availableTools: string[] = [];
+  /** The agent's MCP servers' tools, once listed for this turn (`listMcpTools`). */
+  mcpTools: McpToolDefinition[] = [];
   toolCalls: ToolCallTrace[] = [];
   toolResults: Record<string, { status: string; result: string }> = {};
   uiActions: UiAction[] = [];
@@ -95,11 +104,16 @@ export class Turn {
     this.errors.push({ where, message: err instanceof Error ? err.message.split('\n')[0]! : String(err) });
   }
 
-  /** The tools the model is offered under the tool policy. */
-  offeredTools(): ToolDefinition[] {
+  /** The tools the model is offered under the tool policy: HTTP tools, then the MCP servers' (namespaced). */
+  offeredTools(): AgentTool[] {
     const allow = this.agent.view.tool_policy.allow;
     const all = allow.includes('*');
-    return this.agent.tools.filter((t) => all || allow.includes(t.name));
+    return [...this.agent.tools, ...this.mcpTools].filter((t) => all || allow.includes(t.name));
+  }
+
+  /** One of the agent's tools by the name the model knows it by, whatever the policy; undefined when none. */
+  tool(name: string): AgentTool | undefined {
+    return this.agent.tools.find((t) => t.name === name) ?? this.mcpTools.find((t) => t.name === name);
   }
 
   /** Calls that count against the cap: every call actually attempted. */
