@@ -73,7 +73,7 @@ export function createApp(runtime: Runtime): Koa {
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),
     ...agentRoutes({ agents: runtime.agents, chat: runtime.chat, log: runtime.log }),
     ...secretRoutes({ secrets: runtime.secrets }),
-    ...projectRoutes({ projectSpecs: runtime.projectSpecs }),
+    ...projectRoutes({ projectSpecs: runtime.projectSpecs, projectSettings: runtime.projectSettings }),
     ...registryRoutes({ registry: runtime.registry }),
     ...(board ? [] : [queueDepthRoute(runtime.queue)]),
   ];

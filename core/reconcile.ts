@@ -1,4 +1,5 @@
 import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
+import type { ProjectSettingsRepository } from '../db/repositories/project-settings.repository.js';
 import type { IndexedRef, ReconcileRepository } from '../db/repositories/reconcile.repository.js';
 import type { VectorStore } from '../contracts/vector-store.js';
 import { envelope } from '../contracts/jobs/catalogue.js';
@@ -22,6 +23,8 @@ export interface ReconcileReport {
   /** Indexed memories compared with the vector store, and those whose vector was missing (queued again). */
   memoriesChecked: number;
   memoriesMissing: number;
+  /** Projects whose memory re-embedding had no job running it, queued again. */
+  reembeddingsRequeued: number;
   /** Documents stuck before `ready` whose job was gone and was queued again. */
   documentsRequeued: number;
   /** Chunks of ready documents compared with the vector store, and documents processed again for a missing vector. */
@@ -44,7 +47,9 @@ const PENDING_DOCUMENT_CURSOR = 'documents.pending';
  *    no longer queued (lost with Redis, or dropped), and `document.process` for such documents;
  * 2. compares a page of `indexed` memories with the vector store (resuming where the last pass
  *    stopped) and re-indexes those whose vector is gone, e.g. after Milvus lost recent writes;
- * 3. does the same for a page of knowledge chunks, processing their document again.
+ * 3. does the same for a page of knowledge chunks, processing their document again;
+ * 4. queues `memory.reembed` again for projects whose re-embedding (or removal of a replaced
+ *    model's vectors) is unfinished and held by no job (its lease free or expired).
  *
  * Each check reads at most `pageSize` rows per pass, so a pass stays short however large the data;
  * successive passes walk the whole table and start over.
@@ -57,6 +62,7 @@ export class Reconciliation {
     private readonly knowledge: Knowledge,
     private readonly store: VectorStore,
     private readonly queue: QueueDriver,
+    private readonly settings: ProjectSettingsRepository,
     private readonly options: ReconcileOptions,
   ) {}
 
@@ -65,6 +71,7 @@ export class Reconciliation {
       memoriesRequeued: 0,
       memoriesChecked: 0,
       memoriesMissing: 0,
+      reembeddingsRequeued: 0,
       documentsRequeued: 0,
       chunksChecked: 0,
       documentsReprocessed: 0,
@@ -84,6 +91,7 @@ export class Reconciliation {
     await step('indexed memories', () => this.checkIndexedMemories(report));
     await step('pending documents', () => this.requeuePendingDocuments(before, report));
     await step('knowledge chunks', () => this.checkChunks(report, log));
+    await step('memory re-embeddings', () => this.requeueReembeddings(report));
     return report;
   }
 
@@ -100,8 +108,9 @@ export class Reconciliation {
   private async checkIndexedMemories(report: ReconcileReport): Promise<void> {
     const page = await this.rows.indexedMemories(await this.rows.cursor(MEMORY_CURSOR), this.options.pageSize);
     if (page.length > 0) {
-      const spec = await this.indexer.collection();
       for (const [projectId, refs] of groupBy(page, (r) => r.project_id)) {
+        // each project's vectors are in the collection of its own model
+        const spec = await this.indexer.collection(projectId);
         const present = await this.store.existing(spec, projectId, refs.map((r) => r.id));
         for (const ref of refs) {
           if (present.has(ref.id)) continue;
@@ -113,6 +122,14 @@ export class Reconciliation {
       report.memoriesChecked += page.length;
     }
     await this.rows.setCursor(MEMORY_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
+  }
+
+  private async requeueReembeddings(report: ReconcileReport): Promise<void> {
+    for (const { project_id: projectId, migration } of await this.settings.unfinished(nowMs(), this.options.pageSize)) {
+      // the job of the change that started it, when it is still queued, is found by its id
+      const job = envelope('memory.reembed', { projectId, migrationId: migration ?? `${projectId}-drop` });
+      if (await this.queue.requeue(job)) report.reembeddingsRequeued += 1;
+    }
   }
 
   private async requeuePendingDocuments(before: number, report: ReconcileReport): Promise<void> {

@@ -26,6 +26,7 @@ import * as memoryStructuredData from './migrations/0024_memory_structured_data.
 import * as webhookDeliveryLog from './migrations/0025_webhook_delivery_log.js';
 import * as outboxTrace from './migrations/0026_outbox_trace.js';
 import * as agentMcpServers from './migrations/0027_agent_mcp_servers.js';
+import * as projectSettings from './migrations/0028_project_settings.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -56,6 +57,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0025_webhook_delivery_log', webhookDeliveryLog],
   ['0026_outbox_trace', outboxTrace],
   ['0027_agent_mcp_servers', agentMcpServers],
+  ['0028_project_settings', projectSettings],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

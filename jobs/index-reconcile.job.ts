@@ -6,6 +6,6 @@ export const indexReconcileJob =
   (reconciliation: Reconciliation): JobHandler<'index.reconcile'> =>
   async (_payload, ctx) => {
     const report = await reconciliation.pass(ctx.log);
-    const repaired = report.memoriesRequeued + report.memoriesMissing + report.documentsRequeued + report.documentsReprocessed;
+    const repaired = report.memoriesRequeued + report.memoriesMissing + report.reembeddingsRequeued + report.documentsRequeued + report.documentsReprocessed;
     ctx.log[repaired > 0 ? 'info' : 'debug'](report, 'index reconciliation pass');
   };

@@ -9,6 +9,11 @@ import { Memories } from '../core/memory/memories.js';
 import { BulkMemories } from '../core/memory/bulk.js';
 import { Records } from '../core/memory/records.js';
 import { MemorySearch } from '../core/memory/search.js';
+import { MemoryModels } from '../core/memory/memory-models.js';
+import { MemoryReembedding } from '../core/memory/reembedding.js';
+import { ProjectSettings } from '../core/project/settings.js';
+import { ProjectSettingsRepository } from '../db/repositories/project-settings.repository.js';
+import { memoryReembedJob } from '../jobs/memory-reembed.job.js';
 import { Reranking } from '../core/reranking.js';
 import { MemoryWrites } from '../core/memory/writes.js';
 import { Webhooks } from '../core/webhooks/webhooks.js';
@@ -131,6 +136,10 @@ export class Runtime {
   readonly reranking: Reranking;
   /** The `memory.index` job: a memory's vector derived from its row. */
   readonly memoryIndexer: MemoryIndexer;
+  /** The `memory.reembed` job: a project's memories moved to the embedding model its setting names. */
+  readonly reembedding: MemoryReembedding;
+  /** Project settings (`/v1/project/settings`): the memory embedding model, and its re-embedding's progress. */
+  readonly projectSettings: ProjectSettings;
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
   readonly retention: Retention;
   readonly usage: Usage;
@@ -184,6 +193,7 @@ export class Runtime {
       registry: new RegistryRepository(db),
       webhooks: new WebhooksRepository(db),
       memoryExports: new MemoryExportsRepository(db),
+      projectSettings: new ProjectSettingsRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
@@ -203,17 +213,21 @@ export class Runtime {
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
     this.reranking = new Reranking(config.rerankModel !== null ? this.providers.rerankers.get(config.rerankModel) : null, config.rerankTimeoutMs);
-    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.embedders, this.reranking, memoryEmbedModel);
+    // each project's memory embedding model (its setting, else MEMORY_EMBED_MODEL), read through the configuration cache
+    const memoryModels = new MemoryModels(this.repositories.projectSettings, configCache, this.embedders, memoryEmbedModel);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.reranking, memoryModels);
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
-    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, this.embedders, memoryEmbedModel);
+    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, memoryModels);
+    this.reembedding = new MemoryReembedding(this.repositories.projectSettings, memories, this.vectors, memoryModels, this.memoryIndexer, { leaseMs: config.jobLockMs });
+    this.projectSettings = new ProjectSettings(this.repositories.projectSettings, outbox, memoryModels, this.embedders);
     this.retention = new Retention(this.repositories.schemas, memories, this.records, { expiryGraceDays: config.memoryExpiryGraceDays });
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
     this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, this.reranking, configCache);
-    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, {
+    this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, this.repositories.projectSettings, {
       graceMs: config.reconcileGraceMs,
       pageSize: RECONCILE_PAGE,
     });
@@ -228,6 +242,7 @@ export class Runtime {
       secrets: this.secrets,
       languageModels: this.languageModels,
       embedders: this.embedders,
+      settings: this.projectSettings,
     });
     this.toolRunner = new ToolRunner(toolLimiter, { timeoutMs: config.toolTimeoutMs, privateHosts: config.toolAllowPrivateHosts });
     const riskModel = config.guardrailModel !== null ? new ChatRiskModel(this.languageModels.get(this.languageModels.validate(config.guardrailModel))) : null;
@@ -249,6 +264,8 @@ export class Runtime {
     // with the job consumers: a job still reading or embedding a large document is cut short
     // (it runs again, from the start, after the restart) rather than holding shutdown for minutes
     this.shutdown.add('document threads', ShutdownPhase.workers, () => this.knowledge.close());
+    // a re-embedding stops at its next page and resumes at its cursor after the restart
+    this.shutdown.add('memory re-embedding', ShutdownPhase.workers, () => this.reembedding.close());
     this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.providers.close());
     this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
@@ -308,6 +325,7 @@ export class Runtime {
       'index.reconcile': indexReconcileJob(this.reconciliation),
       'webhook.deliver': webhookDeliverJob(this.webhooks),
       'memory.export': memoryExportJob(this.memoryExports),
+      'memory.reembed': memoryReembedJob(this.reembedding),
     };
     assertHandlers(handlers);
     return handlers;
@@ -318,6 +336,7 @@ export class Runtime {
     if (this.config.profile === 'embedded') {
       // One embedded process owns the outbox: leases left by a previous run are stale.
       await this.repositories.outbox.releaseAll();
+      await this.repositories.projectSettings.releaseAll();
     }
     if (this.role !== 'api') {
       this.queue.startWorkers(this.handlers());

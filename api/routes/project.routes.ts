@@ -1,11 +1,12 @@
 import type { ApplyResult, ProjectSpecs } from '../../core/project/project-specs.js';
+import type { ProjectSettings } from '../../core/project/settings.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
-import { APPLY_PROJECT, APPLY_RESULT, PROJECT_SPEC } from '../schemas/project.js';
+import { APPLY_PROJECT, APPLY_RESULT, PATCH_SETTINGS, PROJECT_SETTINGS, PROJECT_SPEC } from '../schemas/project.js';
 
 const TAG = 'Project';
 
-/** `/v1/project/export` and `/v1/project/apply`: a project's whole configuration as one document. */
-export function projectRoutes({ projectSpecs }: { projectSpecs: ProjectSpecs }): RouteSpec[] {
+/** `/v1/project/export` and `/v1/project/apply`: a project's whole configuration as one document; `/v1/project/settings`. */
+export function projectRoutes({ projectSpecs, projectSettings }: { projectSpecs: ProjectSpecs; projectSettings: ProjectSettings }): RouteSpec[] {
   const exportSpec = route({
     method: 'get',
     path: '/v1/project/export',
@@ -39,5 +40,37 @@ export function projectRoutes({ projectSpecs }: { projectSpecs: ProjectSpecs }):
     },
   });
 
-  return [exportSpec, apply];
+  const getSettings = route({
+    method: 'get',
+    path: '/v1/project/settings',
+    operationId: 'getProjectSettings',
+    summary:
+      'The calling project’s settings: memory_embed_model (null: the server’s MEMORY_EMBED_MODEL), and memory_embedding — the model memory search uses now and, while the memories are re-embedded into another, its target and progress.',
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'The settings', schema: PROJECT_SETTINGS } },
+    async handler(ctx) {
+      ctx.body = await projectSettings.get(ctx.state.principal.projectId);
+    },
+  });
+
+  const patchSettings = route({
+    method: 'patch',
+    path: '/v1/project/settings',
+    operationId: 'updateProjectSettings',
+    summary:
+      'Change the project’s settings (fields left out stay). A new memory_embed_model re-embeds every memory and typed record of the project in the background while search keeps answering from the current model, then switches; a change while one runs replaces its target, and changing back to the model in use cancels it. Progress in memory_embedding.',
+    tag: TAG,
+    auth: 'token',
+    body: PATCH_SETTINGS,
+    responses: {
+      200: { description: 'The settings, with the re-embedding the change started', schema: PROJECT_SETTINGS },
+      400: { description: 'An unknown model, or one this server is not set up for (nothing changed)', schema: ERROR_SCHEMA },
+    },
+    async handler(ctx) {
+      ctx.body = await projectSettings.update(ctx.state.principal.projectId, ctx.state.body);
+    },
+  });
+
+  return [exportSpec, apply, getSettings, patchSettings];
 }

@@ -5,7 +5,7 @@ import { SPEC_KIND, SPEC_VERSION } from '../../core/project/spec.js';
 import { SCHEMA_LIMITS, SCHEMA_NAME } from '../../core/schemas.js';
 import { METRICS } from '../../contracts/vector-store.js';
 import { CREATE_AGENT, NEW_MCP_SERVER, NEW_RULE, NEW_TOOL } from './agents.js';
-import { Const, StringEnum } from './common.js';
+import { Const, Nullable, StringEnum } from './common.js';
 import { PROTECTION, TAGS } from './indexes.js';
 import { CREATE_KNOWLEDGE } from './knowledge.js';
 import { PUBLISH_SCHEMA } from './record-schemas.js';
@@ -61,6 +61,43 @@ const INDEX = Type.Object(
   { additionalProperties: false },
 );
 
+const MEMORY_EMBED_MODEL = Nullable(
+  Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: 'The embedding model of the project’s memories and typed records (provider/model, e.g. local, cohere/embed-v4.0, openai/<model>); null: the server’s MEMORY_EMBED_MODEL.',
+  }),
+);
+
+/** The project's settings as a spec holds them; a field left out is its default. */
+const SETTINGS = Type.Object(
+  { memory_embed_model: Type.Optional(MEMORY_EMBED_MODEL) },
+  { additionalProperties: false, description: 'Project settings; a spec without them leaves the project’s settings as they are.' },
+);
+
+/** `PATCH /v1/project/settings`: the fields given change, the others stay. */
+export const PATCH_SETTINGS = Type.Object({ memory_embed_model: Type.Optional(MEMORY_EMBED_MODEL) }, { additionalProperties: false });
+
+/** `GET /v1/project/settings`. */
+export const PROJECT_SETTINGS = {
+  type: 'object',
+  properties: {
+    memory_embed_model: { type: ['string', 'null'], description: 'What the project asked for; null: the server’s MEMORY_EMBED_MODEL.' },
+    memory_embedding: {
+      type: 'object',
+      properties: {
+        model: { type: 'string', description: 'The model memory search and indexing use now.' },
+        target: { type: ['string', 'null'], description: 'The model the memories are being re-embedded into; null when none is under way.' },
+        status: { type: 'string', enum: ['ready', 'migrating', 'failed'] },
+        embedded: { type: 'integer', description: 'Memories re-embedded so far.' },
+        total: { type: ['integer', 'null'], description: 'Memories the project held when the re-embedding started.' },
+        started_at: { type: ['string', 'null'], format: 'date-time' },
+        error: { type: ['string', 'null'] },
+      },
+    },
+  },
+} as const;
+
 /** A project spec: what export writes and apply takes. Unknown fields anywhere are rejected. */
 export const PROJECT_SPEC = Type.Object(
   {
@@ -72,6 +109,7 @@ export const PROJECT_SPEC = Type.Object(
     ),
     schemas: Type.Optional(Type.Array(RECORD_SCHEMA, { maxItems: SCHEMA_LIMITS.schemasPerProject })),
     indexes: Type.Optional(Type.Array(INDEX, { maxItems: SPEC_LIMITS.items, description: 'Index definitions (not their vectors).' })),
+    settings: Type.Optional(SETTINGS),
   },
   { additionalProperties: false },
 );
@@ -87,8 +125,8 @@ export const APPLY_PROJECT = Type.Object(
 const CHANGE = {
   type: 'object',
   properties: {
-    kind: { type: 'string', enum: ['agent', 'tool', 'mcp_server', 'rule', 'knowledge', 'schema', 'index'] },
-    name: { type: 'string', description: 'Tools are agent/tool, MCP servers agent/server, rules agent/condition.' },
+    kind: { type: 'string', enum: ['agent', 'tool', 'mcp_server', 'rule', 'knowledge', 'schema', 'index', 'setting'] },
+    name: { type: 'string', description: 'Tools are agent/tool, MCP servers agent/server, rules agent/condition, settings their field.' },
     action: { type: 'string', enum: ['create', 'update', 'delete', 'unchanged', 'conflict'] },
     detail: { type: 'string' },
   },

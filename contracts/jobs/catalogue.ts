@@ -31,6 +31,13 @@ export interface JobPayloads {
   'index.reconcile': Record<string, never>;
   /** Sends one recorded webhook delivery (a mem0 memory event) to its webhook, signed; retried while the receiver fails. */
   'webhook.deliver': { projectId: string; deliveryId: string };
+  /**
+   * Re-embeds a project's memories into the model its setting names, then switches to it and
+   * removes the old vectors; also removes the vectors of a re-embedding replaced or cancelled.
+   * Works on whatever re-embedding the project has under way (`migrationId` only names the change
+   * that queued it), one job per project at a time.
+   */
+  'memory.reembed': { projectId: string; migrationId: string };
   /** Fills a mem0 memory export's schema from the memories it names, with the project's extraction model; retried while the model is down. */
   'memory.export': { projectId: string; exportId: string };
 }
@@ -233,6 +240,17 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
       properties: { projectId: id, deliveryId: id },
     },
     jobId: (p) => `webhook.deliver-${p.deliveryId}`,
+  },
+  'memory.reembed': {
+    // beside the indexing jobs, whose embedder it shares (and paces itself by)
+    queue: 'embedding',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['projectId', 'migrationId'],
+      properties: { projectId: id, migrationId: id },
+    },
+    jobId: (p) => `memory.reembed-${p.migrationId}`,
   },
   'memory.export': {
     // where the extraction models run; unlike that queue's requests, it is retried with backoff

@@ -2,9 +2,8 @@ import type { MemoriesRepository, MemoryRow } from '../../db/repositories/memori
 import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/vector-store.js';
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
-import { Categorizer } from './categories.js';
-import { CATEGORIES_KEY, memoryCollection } from './rows.js';
+import { liveModels, type MemoryModels } from './memory-models.js';
+import { CATEGORIES_KEY } from './rows.js';
 
 /** A revision indexed, and the categories it was given. */
 type Mark = { id: string; revision: number; categories: string[] };
@@ -36,14 +35,12 @@ export class MemoryIndexer {
   private readonly reads: Coalescer<string, string, MemoryRow | undefined>;
   /** `indexed` marks of concurrent jobs, one statement per batch and project. */
   private readonly marks: Coalescer<string, Mark, boolean>;
-  /** Gives each memory its categories from its vector; made with the embedder on first use. */
-  private categorizer: Categorizer | null = null;
 
   constructor(
     private readonly rows: MemoriesRepository,
     private readonly store: VectorStore,
-    private readonly embedders: Embedders,
-    private readonly embedModel: string = DEFAULT_EMBED_MODEL,
+    /** Each project's embedding model, and the one a re-embedding moves its memories to. */
+    readonly models: MemoryModels,
   ) {
     this.upserts = new Coalescer(
       async ({ spec, projectId }, points) => {
@@ -72,40 +69,39 @@ export class MemoryIndexer {
    * failure (store or model unavailable) leaves the row `pending` with the error and is retried by
    * the queue until it succeeds; a permanent one (input that can never be embedded) marks it
    * `failed` with the reason.
+   *
+   * While the project's memories are re-embedded into another model, the vector is written to
+   * both models' collections, so the re-embedding misses no write made meanwhile; a collection
+   * that stopped being the project's while it was written (the switch, or a cancelled target) has
+   * the vector taken out again.
    */
   async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
+    const state = await this.models.of(projectId);
+    const models = liveModels(state);
     const [row] = await this.reads.submit(projectId, projectId, [memoryId]);
     if (!row) {
-      await this.store.deleteByIds(await this.collection(), projectId, [memoryId]);
+      await this.remove(projectId, models, memoryId);
       return;
     }
     if (row.revision !== revision) return;
     try {
-      const spec = await this.collection();
-      const vector = await this.vectorOf(row);
-      const categories = await this.categoriesOf(row, vector);
-      await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [
-        {
-          id: row.id,
-          values: vector as Float32Array,
-          columns: {
-            user_id: row.user_id,
-            agent_id: row.agent_id,
-            run_id: row.run_id,
-            app_id: row.app_id,
-            schema: row.schema_name,
-            created_at: Number(row.created_at),
-          },
-          metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), [CATEGORIES_KEY]: categories },
-        },
-      ]);
+      const [vector, target] = await Promise.all([this.vectorOf(row, state.model), state.target === null ? null : this.targetVector(row, state.target)]);
+      const categories = await this.models.categorizer(state.model).categorize(vector, row.category_set ?? null);
+      const written: Array<[string, Float32Array]> = [[state.model, vector], ...(target === null ? [] : [[state.target as string, target] as [string, Float32Array]])];
+      await Promise.all(
+        written.map(async ([model, values]) => {
+          const spec = await this.models.collection(model);
+          await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [memoryPoint(row, values, categories)]);
+        }),
+      );
       const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories }]);
+      if (state.target !== null) await this.unwriteAbandoned(projectId, models, memoryId);
       if (marked === true) return;
       // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
       // removal may have run before this write), and a newer revision whose job wrote first must
       // not be overwritten by this older text.
       const current = await this.rows.get(projectId, memoryId);
-      if (!current) await this.store.deleteByIds(spec, projectId, [memoryId]);
+      if (!current) await this.remove(projectId, models, memoryId);
       else if (current.revision !== revision) await this.index(projectId, memoryId, current.revision, ctx);
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
@@ -115,6 +111,39 @@ export class MemoryIndexer {
       });
       throw err;
     }
+  }
+
+  /**
+   * A memory's vector in the model a re-embedding moves the project to. A text that model refuses
+   * for good costs the target that memory (the re-embedding leaves it out, or ends `failed` if the
+   * model refuses everything), never the memory its indexing in the model in use: null then.
+   */
+  private async targetVector(row: MemoryRow, model: string): Promise<Float32Array | null> {
+    try {
+      return await this.vectorOf(row, model);
+    } catch (err) {
+      if (endsJob(err)) return null;
+      throw err;
+    }
+  }
+
+  /** Removes a memory's vector from each model's collection. */
+  private async remove(projectId: string, models: string[], memoryId: string): Promise<void> {
+    for (const model of models) await this.store.deleteByIds(await this.models.collection(model), projectId, [memoryId]);
+  }
+
+  /**
+   * After a write made during a re-embedding: the models written to that the project no longer
+   * uses (switched away from, or a target replaced or cancelled meanwhile) have the vector removed,
+   * since the re-embedding's clean-up of that collection may have run before this write.
+   */
+  private async unwriteAbandoned(projectId: string, written: string[], memoryId: string): Promise<void> {
+    const live = liveModels(await this.models.of(projectId));
+    await this.remove(
+      projectId,
+      written.filter((model) => !live.includes(model)),
+      memoryId,
+    );
   }
 
   /**
@@ -133,30 +162,63 @@ export class MemoryIndexer {
     return results;
   }
 
-  /** mem0's categories for a memory: its catalogue's (its add's, or the default) closest to its vector. */
-  private categoriesOf(row: MemoryRow, vector: Float32Array): Promise<string[]> {
-    this.categorizer ??= new Categorizer(this.embedders.get(this.embedModel));
-    return this.categorizer.categorize(vector, row.category_set ?? null);
-  }
-
   /**
    * The vector a memory is searched by: its text's embedding, or for a message of a conversation,
    * that plus half the embedding of the message before it (within `CONTEXT_WINDOW_MS`), normalised.
    * A reply ("Mostly Monday and Wednesday after work") is then found by what it answers ("when do
    * you go climbing?"); on the memory-quality conversations dense recall@10 rose from 62.6 to 71.0.
    */
-  private async vectorOf(row: MemoryRow): Promise<Float32Array> {
-    const embedder = this.embedders.get(this.embedModel);
+  async vectorOf(row: MemoryRow, model: string): Promise<Float32Array> {
+    const embedder = this.models.embedder(model);
     const previous = row.is_message ? await this.rows.previousMessage(row, CONTEXT_WINDOW_MS) : undefined;
     if (!previous) return (await embedder.embed([row.memory], 'document'))[0] as Float32Array;
     const [own, context] = (await embedder.embed([row.memory, previous.memory], 'document')) as [Float32Array, Float32Array];
-    const mixed = own.map((x, i) => x + CONTEXT_WEIGHT * (context[i] as number));
-    const norm = Math.hypot(...mixed);
-    return norm === 0 ? own : mixed.map((x) => x / norm);
+    return withContext(own, context);
   }
 
-  /** The memories collection of the embedding model in use. */
-  collection(): Promise<CollectionSpec> {
-    return memoryCollection(this.embedders, this.embedModel);
+  /**
+   * `vectorOf` for many memories at once (a re-embedding's page): their texts, and those of the
+   * messages before the messages among them, handed to the embedder in full provider batches, all
+   * at once, so its parallel calls are all busy (one text per submission would make the first
+   * calls carry one text each).
+   */
+  async vectorsOf(rows: MemoryRow[], model: string): Promise<Float32Array[]> {
+    const embedder = this.models.embedder(model);
+    const previous = await Promise.all(rows.map((row) => (row.is_message ? this.rows.previousMessage(row, CONTEXT_WINDOW_MS) : Promise.resolve(undefined))));
+    const texts = [...rows.map((row) => row.memory), ...previous.flatMap((p) => (p ? [p.memory] : []))];
+    const batches: Array<Promise<Float32Array[]>> = [];
+    for (let at = 0; at < texts.length; at += embedder.maxBatch) batches.push(embedder.embed(texts.slice(at, at + embedder.maxBatch), 'document'));
+    const vectors = (await Promise.all(batches)).flat();
+    let context = rows.length;
+    return rows.map((_, i) => (previous[i] ? withContext(vectors[i] as Float32Array, vectors[context++] as Float32Array) : (vectors[i] as Float32Array)));
   }
+
+  /** The memories collection of the embedding model the project uses now. */
+  async collection(projectId: string): Promise<CollectionSpec> {
+    return this.models.collection((await this.models.of(projectId)).model);
+  }
+}
+
+/** A message's vector with `CONTEXT_WEIGHT` of the one before it, normalised. */
+function withContext(own: Float32Array, context: Float32Array): Float32Array {
+  const mixed = own.map((x, i) => x + CONTEXT_WEIGHT * (context[i] as number));
+  const norm = Math.hypot(...mixed);
+  return norm === 0 ? own : mixed.map((x) => x / norm);
+}
+
+/** A memory's point in a memories collection: its vector, the columns filters name, its metadata with its categories. */
+export function memoryPoint(row: MemoryRow, vector: Float32Array, categories: string[]): VectorPoint {
+  return {
+    id: row.id,
+    values: vector,
+    columns: {
+      user_id: row.user_id,
+      agent_id: row.agent_id,
+      run_id: row.run_id,
+      app_id: row.app_id,
+      schema: row.schema_name,
+      created_at: Number(row.created_at),
+    },
+    metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), [CATEGORIES_KEY]: categories },
+  };
 }

@@ -3,10 +3,10 @@ import type { EntityColumn, EntityPins } from '../../db/repositories/memory-term
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
 import { AppError, badRequest } from '../../lib/errors.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
 import { cosine, reciprocalRankFusion, RRF_K } from '../ranking.js';
 import type { KeywordHit, MemoryKeywords } from './keyword.js';
-import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryCollection, memoryFields, type MemoryFields } from './rows.js';
+import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, type MemoryFields } from './rows.js';
+import type { MemoryModels } from './memory-models.js';
 import { namedTime } from './signals.js';
 import { shownMemories } from './expiry.js';
 import type { Reranking, RerankReport } from '../reranking.js';
@@ -48,9 +48,9 @@ export class MemorySearch {
     private readonly rows: MemoriesRepository,
     private readonly keywords: MemoryKeywords,
     private readonly store: VectorStore,
-    private readonly embedders: Embedders,
     private readonly reranking: Reranking,
-    private readonly embedModel: string = DEFAULT_EMBED_MODEL,
+    /** Each project's embedding model: a project's memories are searched in its model's collection. */
+    private readonly models: MemoryModels,
   ) {}
 
   /**
@@ -85,10 +85,12 @@ export class MemorySearch {
     // the reranker chooses the answer from a larger pool of candidates
     const wanted = rerank ? Math.max(topK * 4, FUSION_POOL) : topK;
     const needsVector = mode !== 'keyword' || input.threshold !== undefined;
+    // the model the project's memories are in now; a re-embedding switches it only once it is done
+    const { model } = await this.models.of(projectId);
     // the query is embedded (on the model's thread) while the keyword side reads its postings
     const vectorPass = needsVector
       ? Promise.resolve()
-          .then(() => this.embedders.get(this.embedModel).embed([input.query], 'query'))
+          .then(() => this.models.embedder(model).embed([input.query], 'query'))
           .then(([v]) => v as Float32Array)
       : null;
     vectorPass?.catch(() => undefined);
@@ -100,7 +102,7 @@ export class MemorySearch {
     // with the same reads as before.
     let hits: MemorySearchResult[];
     for (let pool = mode === 'hybrid' ? Math.max(wanted * 4, FUSION_POOL) : wanted; ; pool = Math.min(pool * 4, MAX_POOL)) {
-      const { ranked, full } = await this.rank(projectId, input, filter, mode, pool, vectorPass, rows);
+      const { ranked, full } = await this.rank(projectId, input, filter, mode, pool, model, vectorPass, rows);
       const visible = await this.visible(projectId, ranked, wanted, rows, shown);
       hits = visible.hits;
       if (hits.length >= wanted || visible.hidden === 0 || !full || pool === MAX_POOL) break;
@@ -122,6 +124,7 @@ export class MemorySearch {
     filter: FilterNode,
     mode: MemorySearchMode,
     pool: number,
+    model: string,
     vectorPass: Promise<Float32Array> | null,
     rows: Map<string, MemoryRow>,
   ): Promise<{ ranked: Array<{ id: string; score: number }>; full: boolean }> {
@@ -136,7 +139,7 @@ export class MemorySearch {
     if (mode !== 'keyword') {
       const span = mode === 'hybrid' ? namedTime(input.query) : null;
       try {
-        spec = await memoryCollection(this.embedders, this.embedModel);
+        spec = await this.models.collection(model);
         vector = await (vectorPass as Promise<Float32Array>);
         const [dense, inSpan] = await Promise.all([
           this.store.search(spec, projectId, vector, { topK: pool, filter }),
@@ -151,7 +154,7 @@ export class MemorySearch {
         if (!(mode === 'hybrid' && input.threshold === undefined && isUnavailable(err))) throw err;
       }
     } else if (vectorPass) {
-      spec = await memoryCollection(this.embedders, this.embedModel);
+      spec = await this.models.collection(model);
       vector = await vectorPass;
     }
     if (keyword) lists.push(keyword);

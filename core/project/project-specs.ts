@@ -7,6 +7,7 @@ import type { Indexes } from '../indexes.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import { assertDefinition, SCHEMA_LIMITS, type Schemas } from '../schemas.js';
 import type { Secrets } from '../secrets.js';
+import type { ProjectSettings } from './settings.js';
 import {
   AGENT_SETTINGS,
   agentOf,
@@ -34,13 +35,14 @@ import {
   type CanonicalRule,
   type CanonicalSchema,
   type CanonicalSchemaVersion,
+  type CanonicalSettings,
   type CanonicalTool,
   type ModelNames,
   type ProjectDocument,
   type ProjectSpec,
 } from './spec.js';
 
-export type ChangeKind = 'agent' | 'tool' | 'mcp_server' | 'rule' | 'knowledge' | 'schema' | 'index';
+export type ChangeKind = 'agent' | 'tool' | 'mcp_server' | 'rule' | 'knowledge' | 'schema' | 'index' | 'setting';
 export type ChangeAction = 'create' | 'update' | 'delete' | 'unchanged' | 'conflict';
 
 /** One resource an apply creates, changes, deletes, leaves alone, or cannot reconcile. */
@@ -69,9 +71,11 @@ interface Current {
   knowledge: Map<string, CanonicalKnowledge>;
   schemas: Map<string, CanonicalSchemaVersion[]>;
   indexes: Map<string, CanonicalIndex>;
+  settings: CanonicalSettings;
 }
 
-type Desired = Omit<ProjectDocument, 'kind' | 'version'>;
+/** What the spec asks for; `settings` null when the spec leaves them out (they stay). */
+type Desired = Omit<ProjectDocument, 'kind' | 'version' | 'settings'> & { settings: CanonicalSettings | null };
 
 export interface ProjectSpecServices {
   agents: Agents;
@@ -81,6 +85,7 @@ export interface ProjectSpecServices {
   secrets: Secrets;
   languageModels: LanguageModels;
   embedders: Embedders;
+  settings: ProjectSettings;
 }
 
 const PAGE = 100;
@@ -136,6 +141,7 @@ export class ProjectSpecs {
       knowledge: [...current.knowledge.values()].sort(byName),
       schemas: [...current.schemas].map(([name, versions]) => ({ name, versions })).sort(byName),
       indexes: [...current.indexes.values()].sort(byName),
+      settings: current.settings,
     };
   }
 
@@ -152,6 +158,7 @@ export class ProjectSpecs {
       ...this.schemaSteps(projectId, desired.schemas, current),
       ...this.indexSteps(projectId, desired.indexes, current),
       ...desired.agents.flatMap((agent) => this.agentSteps(projectId, agent, current)),
+      ...this.settingSteps(projectId, desired.settings, current),
     ];
     if (!dryRun) {
       for (const step of steps) await step.run?.();
@@ -161,13 +168,20 @@ export class ProjectSpecs {
 
   private async current(projectId: string): Promise<Current> {
     const { agents, knowledge, schemas, indexes } = this.services;
-    const [agentViews, bases, schemaViews, indexViews] = await Promise.all([
+    const [agentViews, bases, schemaViews, indexViews, settings] = await Promise.all([
       all((limit, offset) => agents.list(projectId, limit, offset)),
       all((limit, offset) => knowledge.list(projectId, limit, offset)),
       all((limit, offset) => schemas.list(projectId, limit, offset)),
       all((limit, offset) => indexes.list(projectId, limit, offset)),
+      this.services.settings.get(projectId),
     ]);
-    const current: Current = { agents: new Map(), knowledge: new Map(), schemas: new Map(), indexes: new Map() };
+    const current: Current = {
+      agents: new Map(),
+      knowledge: new Map(),
+      schemas: new Map(),
+      indexes: new Map(),
+      settings: { memory_embed_model: settings.memory_embed_model },
+    };
     for (const { name } of agentViews) {
       // load() has what views leave out: whether a tool's hosts were set explicitly
       const loaded = await agents.load(projectId, name);
@@ -201,7 +215,13 @@ export class ProjectSpecs {
         seen.add(name);
       });
     };
-    const desired: Desired = { agents: [], knowledge: [], schemas: [], indexes: [] };
+    const desired: Desired = { agents: [], knowledge: [], schemas: [], indexes: [], settings: null };
+
+    if (spec.settings !== undefined) {
+      const model = spec.settings.memory_embed_model ?? null;
+      const canonical = model === null ? null : attempt('/spec/settings/memory_embed_model', () => this.services.settings.validate(model, ''));
+      if (canonical !== undefined) desired.settings = { memory_embed_model: canonical };
+    }
 
     const knowledgeSpecs = spec.knowledge ?? [];
     unique(knowledgeSpecs, '/spec/knowledge');
@@ -309,6 +329,24 @@ export class ProjectSpecs {
     desired.schemas.sort(byName);
     desired.indexes.sort(byName);
     return desired;
+  }
+
+  /** A changed memory embedding model re-embeds the project's memories in the background (`ProjectSettings.update`). */
+  private settingSteps(projectId: string, settings: CanonicalSettings | null, current: Current): Step[] {
+    if (settings === null) return [];
+    const model = settings.memory_embed_model;
+    const change = { kind: 'setting' as const, name: 'memory_embed_model' };
+    if (model === current.settings.memory_embed_model) return [{ change: { ...change, action: 'unchanged' } }];
+    return [
+      {
+        change: {
+          ...change,
+          action: 'update',
+          detail: `re-embeds the project's memories into ${model ?? "the server's model (MEMORY_EMBED_MODEL)"} in the background; progress in GET /v1/project/settings`,
+        },
+        run: () => this.services.settings.update(projectId, { memory_embed_model: model }),
+      },
+    ];
   }
 
   private knowledgeSteps(projectId: string, bases: CanonicalKnowledge[], current: Current): Step[] {

@@ -83,6 +83,12 @@ export interface IndexSpec {
   tags?: Record<string, string>;
 }
 
+/** Project settings in a spec; a field left out is its default. */
+export interface SettingsSpec {
+  /** null or left out: the server's MEMORY_EMBED_MODEL. */
+  memory_embed_model?: string | null;
+}
+
 /** A project spec as `POST /v1/project/apply` takes it. */
 export interface ProjectSpec {
   kind: typeof SPEC_KIND;
@@ -91,6 +97,8 @@ export interface ProjectSpec {
   knowledge?: KnowledgeSpec[];
   schemas?: SchemaSpec[];
   indexes?: IndexSpec[];
+  /** Left out: the project's settings stay as they are. */
+  settings?: SettingsSpec;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,6 +184,12 @@ export interface ProjectDocument {
   knowledge: CanonicalKnowledge[];
   schemas: CanonicalSchema[];
   indexes: CanonicalIndex[];
+  settings: CanonicalSettings;
+}
+
+/** The project's settings, every one written out. */
+export interface CanonicalSettings {
+  memory_embed_model: string | null;
 }
 
 /** Canonical model names, as the services store them (throwing 400 for unusable ones). */

@@ -106,6 +106,17 @@ export class MemoriesRepository {
     return rows.filter((row) => row.project_id === projectId);
   }
 
+  /** The project's memories after `afterId` in id order, at most `limit` (how a re-embedding walks them). */
+  async pageAfter(projectId: string, afterId: string, limit: number): Promise<MemoryRow[]> {
+    return (await this.db<MemoryRow>('memories').where({ project_id: projectId }).where('id', '>', afterId).orderBy('id').limit(limit)) as MemoryRow[];
+  }
+
+  /** How many memories (and typed records) the project holds. */
+  async count(projectId: string): Promise<number> {
+    const [{ n }] = (await this.db('memories').where({ project_id: projectId }).count({ n: '*' })) as [{ n: number | string }];
+    return Number(n);
+  }
+
   async list(projectId: string, filter: MemoryListFilter, limit: number, offset: number): Promise<MemoryRow[]> {
     return (await this.db<MemoryRow>('memories')
       .where({ project_id: projectId, ...filter })

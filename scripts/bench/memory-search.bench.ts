@@ -98,7 +98,7 @@ class SeedVectors {
 }
 
 async function seed(runtime: Runtime, projectId: string): Promise<number> {
-  const spec = await runtime.memoryIndexer.collection();
+  const spec = await runtime.memoryIndexer.collection(projectId);
   const seedVectors = new SeedVectors(runtime.embedders.get('local'), spec.dimension);
   const started = performance.now();
   for (let first = 0; first < N; first += SEED_BATCH) {

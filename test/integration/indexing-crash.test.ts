@@ -137,7 +137,7 @@ describe(`memory indexing: a worker killed mid-batch (${PROFILE})`, function () 
 
     // Each memory's vector is in the store once, and the store holds no other: as many vectors as
     // rows, and every row's id among them, leaves no room for a duplicate or a stray.
-    const spec = await memoryIndexer.collection();
+    const spec = await memoryIndexer.collection(projectId);
     expect(await vectors.count(spec, projectId), 'vectors in the memories collection').to.equal(TOTAL);
     expect((await vectors.existing(spec, projectId, stored)).size, 'memories with a vector').to.equal(TOTAL);
 

@@ -65,7 +65,7 @@ describe(`indexing recovery (${PROFILE})`, function () {
       });
 
       // what a Milvus restart that lost recent writes leaves: the row says indexed, the vector is gone
-      const spec = await t.runtime.memoryIndexer.collection();
+      const spec = await t.runtime.memoryIndexer.collection(projectId);
       await t.runtime.vectors.deleteByIds(spec, projectId, [lost.id, stuck.id]);
       // and a row pending whose job is gone (its queue lost, its worker's attempts spent)
       await t.runtime.db('memories').where({ id: stuck.id }).update({ embedding_status: 'pending', embedding_error: 'Milvus is unreachable (upsert); retry later' });
@@ -193,7 +193,7 @@ describe(`reconciliation paging (${PROFILE})`, function () {
       if (data.projectId !== projectId || alive.has(data.memoryId ?? data.documentId ?? '')) return false;
       return t.runtime.queue.requeue(job);
     };
-    return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, t.runtime.memoryIndexer, t.runtime.knowledge, t.runtime.vectors, queue, {
+    return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, t.runtime.memoryIndexer, t.runtime.knowledge, t.runtime.vectors, queue, t.runtime.repositories.projectSettings, {
       graceMs: 0,
       pageSize: 2,
     });

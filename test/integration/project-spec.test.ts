@@ -16,6 +16,7 @@ interface Spec {
   knowledge: Array<Record<string, unknown> & { name: string }>;
   schemas: Array<{ name: string; versions: Array<Record<string, unknown>> }>;
   indexes: Array<Record<string, unknown> & { name: string }>;
+  settings: { memory_embed_model: string | null };
 }
 
 /** A 32-byte SECRETS_KEY (the production profile has none unless one is set). */
@@ -156,7 +157,8 @@ describe(`project export and apply (${PROFILE})`, function () {
 
   it('exports the configuration without ids, timestamps or secret values, in a fixed order', async () => {
     expect(exported).to.include({ kind: 'cairn.project', version: 1 });
-    expect(Object.keys(exported)).to.have.members(['kind', 'version', 'agents', 'knowledge', 'schemas', 'indexes']);
+    expect(Object.keys(exported)).to.have.members(['kind', 'version', 'agents', 'knowledge', 'schemas', 'indexes', 'settings']);
+    expect(exported.settings).to.deep.equal({ memory_embed_model: null });
     const keys = keysOf(exported);
     for (const key of ['id', 'created_at', 'updated_at', 'document_count', 'value', 'sealed']) expect(keys.has(key), key).to.equal(false);
     expect(JSON.stringify(exported)).not.to.include(secretValue);
@@ -201,10 +203,12 @@ describe(`project export and apply (${PROFILE})`, function () {
   it('applies into a fresh project: a dry run lists the creates and changes nothing; the real apply reproduces the export', async () => {
     const target = await project();
     const empty = await exportOf(target);
-    expect(empty).to.deep.equal({ kind: 'cairn.project', version: 1, agents: [], knowledge: [], schemas: [], indexes: [] });
+    expect(empty).to.deep.equal({ kind: 'cairn.project', version: 1, agents: [], knowledge: [], schemas: [], indexes: [], settings: { memory_embed_model: null } });
 
     const planned = await apply(target, exported, true);
-    expect(planned.map((c) => c.action)).to.satisfy((actions: string[]) => actions.every((a) => a === 'create'));
+    // both projects use the server's memory embedding model: the one setting is unchanged
+    expect(planned.filter((c) => c.kind === 'setting')).to.deep.equal([{ kind: 'setting', name: 'memory_embed_model', action: 'unchanged' }]);
+    expect(planned.filter((c) => c.kind !== 'setting').map((c) => c.action)).to.satisfy((actions: string[]) => actions.every((a) => a === 'create'));
     const count = (kind: string) => planned.filter((c) => c.kind === kind).length;
     expect({ knowledge: count('knowledge'), schema: count('schema'), index: count('index'), agent: count('agent'), tool: count('tool'), rule: count('rule') }).to.deep.equal({
       knowledge: 2,
@@ -216,7 +220,7 @@ describe(`project export and apply (${PROFILE})`, function () {
     });
     // knowledge first (agents refer to it), then schemas, indexes and agents
     const stages = planned.map((c) => (c.kind === 'tool' || c.kind === 'rule' ? 'agent' : c.kind));
-    expect([...new Set(stages)]).to.deep.equal(['knowledge', 'schema', 'index', 'agent']);
+    expect([...new Set(stages)]).to.deep.equal(['knowledge', 'schema', 'index', 'agent', 'setting']);
     expect(planned.filter((c) => c.kind === 'agent' || c.name.startsWith('support/')).map((c) => `${c.kind} ${c.name}`)).to.deep.equal([
       'agent sales',
       'agent support',
@@ -243,7 +247,7 @@ describe(`project export and apply (${PROFILE})`, function () {
     await apply(target, exported);
     const again = await apply(target, exported);
     expect(notUnchanged(again)).to.deep.equal([]);
-    expect(again).to.have.length(2 + 2 + 2 + 2 + 2 + 4);
+    expect(again).to.have.length(2 + 2 + 2 + 2 + 2 + 4 + 1);
     expect(await exportOf(target)).to.deep.equal(exported);
   });
 

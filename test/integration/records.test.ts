@@ -140,8 +140,8 @@ describe(`typed records and memory search (${PROFILE})`, function () {
     for (const id of ids) await indexed(name, id);
     expect((await t.http.delete(`/v1/records/${name}/${ids[2]}`).set('Authorization', auth)).status).to.equal(204);
     expect((await get(`/v1/records/${name}/${ids[2]}`)).status).to.equal(404);
-    const spec = await t.runtime.memoryIndexer.collection();
     const projectId = ((await t.runtime.apiKeys.authenticate(auth.slice('Token '.length))) as { projectId: string }).projectId;
+    const spec = await t.runtime.memoryIndexer.collection(projectId);
     await waitFor(async () => (await t.runtime.vectors.fetch(spec, projectId, [ids[2] as string])).length === 0, { timeoutMs: 30_000, message: 'vector removed' });
     const search = await post('/v3/memories/search', { query: 'Cy', filters: { AND: [{ user_id: 'lister' }, { schema: name }] }, top_k: 10 });
     expect(search.body.results.map((r: { id: string }) => r.id)).to.not.include(ids[2]);

@@ -44,7 +44,7 @@ function client(t: TestRuntime, key: string, projectId: string) {
       return res.status === 200 ? res.body.map((h: { event: string }) => h.event) : [];
     },
     async vectors(ids: string[]): Promise<string[]> {
-      const spec = await t.runtime.memoryIndexer.collection();
+      const spec = await t.runtime.memoryIndexer.collection(projectId);
       return (await t.runtime.vectors.fetch(spec, projectId, ids)).map((v) => v.id);
     },
     vectorsGone: (ids: string[]) => waitFor(async () => (await api.vectors(ids)).length === 0, { timeoutMs: 30_000, message: `vectors of ${ids.join(', ')} removed` }),
