@@ -91,15 +91,45 @@ async function allIndexed(runtime: Runtime, projectId: string, total: number): P
   });
 }
 
+/** Whether a settings row has no re-embedding under way and no model's vectors left to remove. */
+const idle = (row: { memory_embed_status: string; memory_embed_drop: string | null }): boolean =>
+  row.memory_embed_status !== 'migrating' && (row.memory_embed_drop === null || row.memory_embed_drop === '[]');
+
 /** Waits until the re-embedding is over and the vectors of the models it left are removed. */
 async function settled(runtime: Runtime, projectId: string): Promise<void> {
   await waitFor(
     async () => {
       const row = (await runtime.db('project_settings').where({ project_id: projectId }).first()) as { memory_embed_status: string; memory_embed_drop: string | null } | undefined;
-      return row !== undefined && row.memory_embed_status === 'ready' && (row.memory_embed_drop === null || row.memory_embed_drop === '[]');
+      return row !== undefined && row.memory_embed_status === 'ready' && idle(row);
     },
     { timeoutMs: 240_000, intervalMs: 100, message: 're-embedding finished and old vectors removed' },
   );
+}
+
+/**
+ * Waits until no project of `projectIds` has re-embedding work left. The suite's database is
+ * shared with the test files after this one, whose runtimes reconcile every project's unfinished
+ * re-embeddings at start: work left here would reach their model servers.
+ */
+async function quiet(runtime: Runtime, projectIds: string[]): Promise<void> {
+  await waitFor(
+    async () => {
+      const rows = (await runtime.db('project_settings').whereIn('project_id', projectIds)) as Array<{ memory_embed_status: string; memory_embed_drop: string | null }>;
+      return rows.every(idle);
+    },
+    { timeoutMs: 240_000, intervalMs: 100, message: "the suite's projects left no re-embedding work" },
+  );
+}
+
+/**
+ * Takes the suite's projects' memories and settings out of the shared database. Their models are
+ * the suite's stub servers, gone after it: the periodic check of indexed memories in later test
+ * files' runtimes would otherwise ask those runtimes' own model servers for these models.
+ */
+async function forget(runtime: Runtime, projectIds: string[]): Promise<void> {
+  if (projectIds.length === 0) return;
+  await runtime.db('memories').whereIn('project_id', projectIds).delete();
+  await runtime.db('project_settings').whereIn('project_id', projectIds).delete();
 }
 
 /** How many of the project's vectors a model's memories collection holds. */
@@ -123,13 +153,24 @@ describe(`memory embedding model per project (${PROFILE})`, function () {
     stub = await startEmbeddingServer({ delayMs: 150, dimension: 64 });
     t = await startRuntime({ env: { OPENAI_BASE_URL: stub.url, ...EMBED_ENV } });
   });
+  const mine: string[] = [];
+  /** A project of this suite's, whose re-embedding work is waited for at the end. */
+  const project = async (): Promise<{ key: string; projectId: string }> => {
+    const created = await newProject(t);
+    mine.push(created.projectId);
+    return created;
+  };
   after(async () => {
+    if (t) {
+      await quiet(t.runtime, mine);
+      await forget(t.runtime, mine);
+    }
     await t?.close();
     await stub?.close();
   });
 
   it('shows the setting and refuses models this server cannot use, changing nothing', async () => {
-    const { key } = await newProject(t);
+    const { key } = await project();
     const auth = token(key);
     const shown = await t.http.get('/v1/project/settings/').set('Authorization', auth);
     expect(shown.status).to.equal(200);
@@ -162,7 +203,7 @@ describe(`memory embedding model per project (${PROFILE})`, function () {
   });
 
   it('re-embeds memories and records into the new model while search answers, then switches and empties the old collection', async () => {
-    const { key, projectId } = await newProject(t);
+    const { key, projectId } = await project();
     const auth = token(key);
     const written = await write(t.http, auth, 12, 60);
     await allIndexed(t.runtime, projectId, written.length);
@@ -228,7 +269,7 @@ describe(`memory embedding model per project (${PROFILE})`, function () {
   });
 
   it('replaces the target of a re-embedding under way, and cancels one when changed back', async () => {
-    const { key, projectId } = await newProject(t);
+    const { key, projectId } = await project();
     const auth = token(key);
     const written = await write(t.http, auth, 10, 40);
     await allIndexed(t.runtime, projectId, written.length);
@@ -273,7 +314,7 @@ describe(`memory embedding model per project (${PROFILE})`, function () {
   });
 
   it('exports and applies the setting with the rest of the project', async () => {
-    const { key } = await newProject(t);
+    const { key } = await project();
     const auth = token(key);
     const exported = await t.http.get('/v1/project/export').set('Authorization', auth);
     expect(exported.body.settings).to.deep.equal({ memory_embed_model: null });
@@ -299,8 +340,10 @@ describe(`memory re-embedding: a worker killed mid-way (${PROFILE})`, function (
   const procs: CairnProcess[] = [];
   let inspector: TestRuntime | null = null;
   let stub: EmbeddingServer | null = null;
+  let projectIds: string[] = [];
   afterEach(async () => {
     for (const p of procs.splice(0)) await p.kill('SIGKILL');
+    if (inspector) await forget(inspector.runtime, projectIds.splice(0));
     await inspector?.close();
     inspector = null;
     await stub?.close();
@@ -315,6 +358,7 @@ describe(`memory re-embedding: a worker killed mid-way (${PROFILE})`, function (
     inspector = await startRuntime({ role: isProduction ? 'api' : 'all', env: { ...env, LOG_LEVEL: 'silent' }, start: isProduction });
     const { runtime } = inspector;
     const { key, projectId } = await newProject(inspector);
+    projectIds = [projectId];
     const auth = token(key);
     let http: supertest.Agent = inspector.http;
     const startWorker = async (): Promise<CairnProcess> => {
