@@ -237,3 +237,20 @@ export function useProjectRuntime(options: Parameters<typeof startRuntime>[0] = 
     },
   };
 }
+
+/**
+ * Starts the process that runs the jobs of a crash test: on production a `start-worker.ts` (the
+ * test's own runtime is the API), on embedded the whole `start.ts` on the profile's DATA_DIR, which
+ * is then also the API to call (`api`; null on production).
+ */
+export async function startJobProcess(env: Record<string, string>): Promise<{ proc: CairnProcess; api: ReturnType<typeof supertest> | null }> {
+  if (isProduction) {
+    const proc = await spawnCairn('start-worker.ts', env);
+    await proc.waitForOutput(/cairn started/, 60_000);
+    return { proc, api: null };
+  }
+  const port = await freePort();
+  const proc = await spawnCairn('start.ts', { ...env, PORT: String(port) });
+  await proc.waitForOutput(/cairn started/, 60_000);
+  return { proc, api: supertest(`http://127.0.0.1:${port}`) };
+}

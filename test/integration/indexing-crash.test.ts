@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import supertest from 'supertest';
-import { freePort, isProduction, newProject, PROFILE, profileEnv, spawnCairn, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
+import type supertest from 'supertest';
+import { isProduction, newProject, PROFILE, profileEnv, startJobProcess, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
 
 // A process that dies while it indexes a large write leaves the rest to the next one: every
 // acknowledged memory ends indexed, its vector stored once, and search finds it. Production: the
@@ -56,19 +56,11 @@ describe(`memory indexing: a worker killed mid-batch (${PROFILE})`, function () 
     const auth = token(key);
 
     let http: supertest.Agent = inspector.http;
+    // embedded: API and worker are one process, restarted on the same DATA_DIR
     const startWorker = async (): Promise<CairnProcess> => {
-      if (isProduction) {
-        const worker = await spawnCairn('start-worker.ts', env);
-        procs.push(worker);
-        await worker.waitForOutput(/cairn started/, 60_000);
-        return worker;
-      }
-      // embedded: API and worker are one process, restarted on the same DATA_DIR
-      const port = await freePort();
-      const proc = await spawnCairn('start.ts', { ...env, PORT: String(port) });
+      const { proc, api } = await startJobProcess(env);
       procs.push(proc);
-      await proc.waitForOutput(/cairn started/, 60_000);
-      http = supertest(`http://127.0.0.1:${port}`);
+      if (api) http = api;
       return proc;
     };
     const statuses = async (): Promise<Record<string, number>> => {

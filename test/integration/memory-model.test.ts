@@ -3,7 +3,7 @@ import type supertest from 'supertest';
 import { memoryCollection } from '../../core/memory/rows.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { startEmbeddingServer, type EmbeddingServer } from '../embedding-server.js';
-import { freePort, isProduction, newProject, PROFILE, profileEnv, spawnCairn, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
+import { isProduction, newProject, PROFILE, profileEnv, startJobProcess, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
 
 // A project's memory embedding model, changed through /v1/project/settings: every memory and typed
 // record is re-embedded into the new model in the background while search keeps answering from the
@@ -362,18 +362,9 @@ describe(`memory re-embedding: a worker killed mid-way (${PROFILE})`, function (
     const auth = token(key);
     let http: supertest.Agent = inspector.http;
     const startWorker = async (): Promise<CairnProcess> => {
-      if (isProduction) {
-        const worker = await spawnCairn('start-worker.ts', env);
-        procs.push(worker);
-        await worker.waitForOutput(/cairn started/, 60_000);
-        return worker;
-      }
-      const port = await freePort();
-      const proc = await spawnCairn('start.ts', { ...env, PORT: String(port) });
+      const { proc, api } = await startJobProcess(env);
       procs.push(proc);
-      await proc.waitForOutput(/cairn started/, 60_000);
-      const { default: supertestOf } = await import('supertest');
-      http = supertestOf(`http://127.0.0.1:${port}`);
+      if (api) http = api;
       return proc;
     };
 
