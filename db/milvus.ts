@@ -4,6 +4,16 @@ import type { Logger } from '../lib/logger.js';
 export type { MilvusClient };
 
 /**
+ * The SDK pings every 10 s even on an idle connection. A gRPC server with the library's default
+ * policy (Milvus Lite's) accepts a ping without data only every 5 minutes and, after two too early,
+ * closes the connection (GOAWAY, "excess pings"): a call in flight then fails with
+ * RESOURCE_EXHAUSTED "Bandwidth exhausted". Pinging only while calls are in flight keeps the
+ * dead-connection check where it matters (a call waiting on a peer that is gone) and never upsets
+ * such a server; Milvus itself accepts either.
+ */
+const CHANNEL_OPTIONS = { 'grpc.keepalive_permit_without_calls': 0 };
+
+/**
  * The Milvus connection of a process. The SDK connects as soon as a client is made and keeps a
  * failed first connection as a rejected promise that every later call awaits; so a client whose
  * connection failed is dropped here and the next use connects afresh. Milvus being down at
@@ -39,7 +49,7 @@ export class MilvusConnection {
   }
 
   private open(): MilvusClient {
-    const client = new MilvusClient({ address: this.address, token: this.token ?? undefined, timeout: this.timeoutMs });
+    const client = new MilvusClient({ address: this.address, token: this.token ?? undefined, timeout: this.timeoutMs, channelOptions: CHANNEL_OPTIONS });
     this.client = client;
     client.connectPromise.catch((err: unknown) => {
       this.log.warn({ err: err instanceof Error ? err.message : String(err), address: this.address }, 'Milvus unreachable; will reconnect on next use');

@@ -307,11 +307,15 @@ export function check(status: ResStatus, what: string): void {
   throw new MilvusError(what, status);
 }
 
-/** gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), or a socket that never connected. */
+/**
+ * gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), a socket that never connected, or a call cut
+ * off by the server closing its connection (RESOURCE_EXHAUSTED "Bandwidth exhausted", gRPC's
+ * status for a GOAWAY the client is to back off from): each passes once the client reconnects.
+ */
 function unreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 14 || code === 4) return true;
-  return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|UNAVAILABLE|DEADLINE_EXCEEDED|No connection established/.test(errorText(err));
+  return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|UNAVAILABLE|DEADLINE_EXCEEDED|No connection established|Bandwidth exhausted/.test(errorText(err));
 }
 
 function errorText(err: unknown): string {

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { parseFilter, type ColumnType } from '../../contracts/filter/filter.js';
 import { MilvusConnection } from '../../db/milvus.js';
@@ -251,6 +252,27 @@ if (isProduction) {
         expect((err as AppError).detail).to.match(/Milvus is unreachable/);
       }
       await down.close();
+    });
+
+    it('keeps an idle connection: Milvus Lite never closes it for pinging too often', async function () {
+      // The server's policy (gRPC's default: a ping without data every 5 minutes, two strikes) turns
+      // a client away after its third early ping; with the SDK's pings every 10 s while idle that
+      // came after 40–60 s of idle here, and a call then in flight fails. Idling 65 s is the
+      // condition under test itself, not a wait for something to finish.
+      this.timeout(90_000);
+      const grpc = createRequire(import.meta.url)('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+      const logged: string[] = [];
+      grpc.setLogger({ error: (...args: unknown[]) => logged.push(args.join(' ')), info: () => undefined, debug: () => undefined });
+      const idle = new MilvusConnection(TEST_MILVUS_ADDRESS, null, log);
+      try {
+        await idle.ping();
+        await new Promise((resolve) => setTimeout(resolve, 65_000));
+        await idle.ping();
+        expect(logged.filter((line) => /excess pings/.test(line))).to.deep.equal([]);
+      } finally {
+        grpc.setLogger(console);
+        await idle.close();
+      }
     });
   });
 }
