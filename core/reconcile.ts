@@ -3,6 +3,7 @@ import type { ProjectSettingsRepository } from '../db/repositories/project-setti
 import type { IndexedRef, ReconcileRepository } from '../db/repositories/reconcile.repository.js';
 import type { VectorStore } from '../contracts/vector-store.js';
 import { envelope } from '../contracts/jobs/catalogue.js';
+import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowMs } from '../lib/time.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
@@ -88,7 +89,7 @@ export class Reconciliation {
     };
     const before = nowMs() - this.options.graceMs;
     await step('pending memories', () => this.requeuePendingMemories(before, report));
-    await step('indexed memories', () => this.checkIndexedMemories(report));
+    await step('indexed memories', () => this.checkIndexedMemories(report, log));
     await step('pending documents', () => this.requeuePendingDocuments(before, report));
     await step('knowledge chunks', () => this.checkChunks(report, log));
     await step('memory re-embeddings', () => this.requeueReembeddings(report));
@@ -105,13 +106,27 @@ export class Reconciliation {
     await this.rows.setCursor(PENDING_MEMORY_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
-  private async checkIndexedMemories(report: ReconcileReport): Promise<void> {
+  /**
+   * The memories of a project this worker cannot check (its embedding model needs a key or files
+   * this worker lacks) are skipped and named in the report, as `checkChunks` does: the cursor
+   * still moves on, so one such project does not stop every pass on the same page.
+   */
+  private async checkIndexedMemories(report: ReconcileReport, log: Logger): Promise<void> {
     const page = await this.rows.indexedMemories(await this.rows.cursor(MEMORY_CURSOR), this.options.pageSize);
     if (page.length > 0) {
       for (const [projectId, refs] of groupBy(page, (r) => r.project_id)) {
-        // each project's vectors are in the collection of its own model
-        const spec = await this.indexer.collection(projectId);
-        const present = await this.store.existing(spec, projectId, refs.map((r) => r.id));
+        let present: Set<string>;
+        try {
+          // each project's vectors are in the collection of its own model
+          present = await this.store.existing(await this.indexer.collection(projectId), projectId, refs.map((r) => r.id));
+        } catch (err) {
+          // the vector store or the model's service down: nothing is skipped, the next pass tries again
+          if (err instanceof AppError && err.status === 503) throw err;
+          const message = err instanceof Error ? err.message : String(err);
+          report.errors.push(`indexed memories: skipped ${refs.length} memories of project ${projectId}: ${message}`);
+          log.warn({ projectId, memories: refs.length, err: message }, 'reconciliation skipped memories it cannot check');
+          continue;
+        }
         for (const ref of refs) {
           if (present.has(ref.id)) continue;
           report.memoriesMissing += 1;

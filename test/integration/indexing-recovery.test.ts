@@ -2,6 +2,11 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Reconciliation } from '../../core/reconcile.js';
+import { ConfigCache } from '../../core/config-cache.js';
+import { MemoryIndexer } from '../../core/memory/indexing.js';
+import { MemoryModels } from '../../core/memory/memory-models.js';
+import { SingleProcessCounts } from '../../db/change-counts.js';
+import { modelName } from '../../providers/registry.js';
 import { MemoriesRepository } from '../../db/repositories/memories.repository.js';
 import { ReconcileRepository } from '../../db/repositories/reconcile.repository.js';
 import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
@@ -185,15 +190,21 @@ describe(`reconciliation paging (${PROFILE})`, function () {
     await t.close();
   });
 
-  /** A reconciliation of small pages whose queue treats `alive` jobs as still queued and leaves other projects' rows alone. */
-  function reconciliation(projectId: string, alive: Set<string>): Reconciliation {
+  /**
+   * A reconciliation of small pages whose queue treats `alive` jobs as still queued and leaves
+   * other projects' rows alone; `fresh`: its own configuration cache, so it reads each project's
+   * model from the database (as another worker process would).
+   */
+  function reconciliation(projectId: string, alive: Set<string>, fresh = false): Reconciliation {
     const queue = Object.create(t.runtime.queue) as typeof t.runtime.queue;
     queue.requeue = async (job: JobEnvelope): Promise<boolean> => {
       const data = job.payload as { projectId: string; memoryId?: string; documentId?: string };
       if (data.projectId !== projectId || alive.has(data.memoryId ?? data.documentId ?? '')) return false;
       return t.runtime.queue.requeue(job);
     };
-    return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, t.runtime.memoryIndexer, t.runtime.knowledge, t.runtime.vectors, queue, t.runtime.repositories.projectSettings, {
+    const models = new MemoryModels(t.runtime.repositories.projectSettings, new ConfigCache(new SingleProcessCounts()), t.runtime.embedders, modelName('embed', t.runtime.config.memoryEmbedModel));
+    const indexer = fresh ? new MemoryIndexer(t.runtime.repositories.memories, t.runtime.vectors, models) : t.runtime.memoryIndexer;
+    return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, indexer, t.runtime.knowledge, t.runtime.vectors, queue, t.runtime.repositories.projectSettings, {
       graceMs: 0,
       pageSize: 2,
     });
@@ -226,6 +237,48 @@ describe(`reconciliation paging (${PROFILE})`, function () {
       { timeoutMs: 30_000, intervalMs: 100, message: 'the memory after the first page requeued and indexed' },
     );
     for (const id of ids.slice(0, 2)) expect((await api.get(id)).embedding_status).to.equal('pending');
+  });
+
+  it("skips memories of a project whose embedding model this worker cannot use, and still checks and repairs other projects' memories", async () => {
+    const other = await newProject(t);
+    const ours = await newProject(t);
+    const user = unique('u');
+    const [unusable] = await mem0(t, other.key).add(user, ['I water the ferns on Sundays']);
+    const [lost] = await mem0(t, ours.key).add(user, ['The spare key is under the blue flowerpot']);
+    await waitFor(async () => (await mem0(t, other.key).get((unusable as Memory).id)).embedding_status === 'indexed' && (await mem0(t, ours.key).get((lost as Memory).id)).embedding_status === 'indexed', {
+      timeoutMs: 60_000,
+      message: 'both memories indexed',
+    });
+    // another process set the first project's memories to a model this worker has no server for
+    // (no OPENAI_BASE_URL here); the second project's vector went missing
+    await t.runtime.db('project_settings').insert({ project_id: other.projectId, memory_embed_setting: 'openai/text-embedding-3-small', memory_embed_model: 'openai/text-embedding-3-small', updated_at: Date.now() });
+    const spec = await t.runtime.memoryIndexer.collection(ours.projectId);
+    await t.runtime.vectors.deleteByIds(spec, ours.projectId, [(lost as Memory).id]);
+
+    // the indexed-memories walk (a cursor shared by every pass, by memory id) starts just before
+    // the unusable project's memory, which comes first
+    const first = [(unusable as Memory).id, (lost as Memory).id].sort()[0] as string;
+    const before = (await t.runtime.db('memories').where('id', '<', first).max('id as id').first()) as { id: string | null };
+    await t.runtime.db('reconcile_cursors').where({ name: 'memories.indexed' }).delete();
+    await t.runtime.db('reconcile_cursors').insert({ name: 'memories.indexed', position: before.id ?? '', updated_at: Date.now() });
+    const pass = reconciliation(ours.projectId, new Set(), true);
+    try {
+      let skipped = false;
+      await waitFor(
+        async () => {
+          const report = await pass.pass(log);
+          skipped ||= report.errors.some((e) => e.includes(other.projectId) && e.includes('openai/text-embedding-3-small'));
+          return skipped && (await t.runtime.vectors.existing(spec, ours.projectId, [(lost as Memory).id])).size === 1 && (await mem0(t, ours.key).get((lost as Memory).id)).embedding_status === 'indexed';
+        },
+        { timeoutMs: 30_000, intervalMs: 100, message: "the unusable project named in a report, and the other project's missing vector repaired" },
+      );
+      expect(await mem0(t, ours.key).search(user, 'where is the spare key?')).to.deep.equal([(lost as Memory).id]);
+      // the unusable project's memory is left as it was
+      expect((await mem0(t, other.key).get((unusable as Memory).id)).embedding_status).to.equal('indexed');
+    } finally {
+      // later test files' runtimes (one database per run) must not meet a model only this test set
+      await t.runtime.db('project_settings').where({ project_id: other.projectId }).delete();
+    }
   });
 
   it('skips chunks of a base whose embedding model this worker cannot use, and still checks and repairs the other bases', async () => {
