@@ -338,7 +338,7 @@ async function main(): Promise<number> {
         `final ≥ keyword on every kind: ${v.notBelowKeyword.met ? 'met' : `MISSED (${v.notBelowKeyword.below.join(', ')})`}\n`,
     );
   }
-  process.stdout.write(`\n${JSON.stringify({ bench: 'memory-quality', node: process.version, cores: os.cpus().length, seed: SEED, dataset: stats, topK: TOP_K, rrfK: RRF_K, results, targets: TARGET })}\n`);
+  process.stdout.write(`\n${JSON.stringify({ bench: 'memory-quality', node: process.version, cores: os.cpus().length, seed: args.load ? null : SEED, load: args.load ?? null, dataset: stats, topK: TOP_K, rrfK: RRF_K, results, targets: TARGET })}\n`);
   return Object.values(results).every((r) => r.verdict.finalOverDense.met && r.verdict.notBelowKeyword.met) ? 0 : 1;
 }
 
