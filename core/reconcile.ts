@@ -1,7 +1,7 @@
 import type { MemoriesRepository } from '../db/repositories/memories.repository.js';
 import type { ProjectSettingsRepository } from '../db/repositories/project-settings.repository.js';
 import type { IndexedRef, ReconcileRepository } from '../db/repositories/reconcile.repository.js';
-import type { VectorStore } from '../contracts/vector-store.js';
+import type { CollectionSpec, VectorStore } from '../contracts/vector-store.js';
 import { envelope } from '../contracts/jobs/catalogue.js';
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -106,27 +106,17 @@ export class Reconciliation {
     await this.rows.setCursor(PENDING_MEMORY_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
-  /**
-   * The memories of a project this worker cannot check (its embedding model needs a key or files
-   * this worker lacks) are skipped and named in the report, as `checkChunks` does: the cursor
-   * still moves on, so one such project does not stop every pass on the same page.
-   */
   private async checkIndexedMemories(report: ReconcileReport, log: Logger): Promise<void> {
     const page = await this.rows.indexedMemories(await this.rows.cursor(MEMORY_CURSOR), this.options.pageSize);
     if (page.length > 0) {
       for (const [projectId, refs] of groupBy(page, (r) => r.project_id)) {
-        let present: Set<string>;
-        try {
-          // each project's vectors are in the collection of its own model
-          present = await this.store.existing(await this.indexer.collection(projectId), projectId, refs.map((r) => r.id));
-        } catch (err) {
-          // the vector store or the model's service down: nothing is skipped, the next pass tries again
-          if (err instanceof AppError && err.status === 503) throw err;
-          const message = err instanceof Error ? err.message : String(err);
-          report.errors.push(`indexed memories: skipped ${refs.length} memories of project ${projectId}: ${message}`);
-          log.warn({ projectId, memories: refs.length, err: message }, 'reconciliation skipped memories it cannot check');
-          continue;
-        }
+        // each project's vectors are in the collection of its own model
+        const present = await this.present(() => this.indexer.collection(projectId), projectId, refs, report, log, {
+          what: 'indexed memories',
+          group: `${refs.length} memories of project ${projectId}`,
+          fields: { memories: refs.length },
+        });
+        if (present === null) continue;
         for (const ref of refs) {
           if (present.has(ref.id)) continue;
           report.memoriesMissing += 1;
@@ -156,24 +146,18 @@ export class Reconciliation {
     await this.rows.setCursor(PENDING_DOCUMENT_CURSOR, nextCursor(page, this.options.pageSize), nowMs());
   }
 
-  /**
-   * A group of chunks this worker cannot check (e.g. its base's embedding model needs a key or
-   * files this worker lacks) is skipped and named in the report; the cursor still moves on, so one
-   * such base does not stop every pass on the same page.
-   */
   private async checkChunks(report: ReconcileReport, log: Logger): Promise<void> {
     const { chunks, last } = await this.rows.chunks(await this.rows.cursor(CHUNK_CURSOR), this.options.pageSize);
     const redo = new Map<string, { projectId: string; kbName: string }>();
     for (const [key, refs] of groupBy(chunks, (c) => `${c.project_id}\u0000${c.embed_model}`)) {
       const [projectId, embedModel] = key.split('\u0000') as [string, string];
-      try {
-        const present = await this.store.existing(await this.knowledge.collection(embedModel), projectId, refs.map((c) => c.id));
-        for (const chunk of refs) if (!present.has(chunk.id)) redo.set(chunk.document_id, { projectId, kbName: chunk.kb_name });
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        report.errors.push(`knowledge chunks: skipped ${refs.length} chunks of model ${embedModel} in project ${projectId}: ${message}`);
-        log.warn({ projectId, embedModel, chunks: refs.length, err: message }, 'reconciliation skipped knowledge chunks it cannot check');
-      }
+      const present = await this.present(() => this.knowledge.collection(embedModel), projectId, refs, report, log, {
+        what: 'knowledge chunks',
+        group: `${refs.length} chunks of model ${embedModel} in project ${projectId}`,
+        fields: { embedModel, chunks: refs.length },
+      });
+      if (present === null) continue;
+      for (const chunk of refs) if (!present.has(chunk.id)) redo.set(chunk.document_id, { projectId, kbName: chunk.kb_name });
     }
     for (const [documentId, { projectId, kbName }] of redo) {
       await this.knowledge.reprocess(projectId, kbName, documentId);
@@ -181,6 +165,32 @@ export class Reconciliation {
     }
     report.chunksChecked += chunks.length;
     await this.rows.setCursor(CHUNK_CURSOR, last, nowMs());
+  }
+
+  /**
+   * Which of a group's ids (one project's, in one collection) the vector store holds. A group this
+   * worker cannot check (e.g. its embedding model needs a key or files this worker lacks) is
+   * named in the report and skipped (null), so one such project or base does not stop every pass
+   * on the same page. The store or a model's service down (503) fails the check instead: nothing
+   * is skipped, and the next pass tries the same page again.
+   */
+  private async present(
+    collection: () => Promise<CollectionSpec>,
+    projectId: string,
+    refs: Array<{ id: string }>,
+    report: ReconcileReport,
+    log: Logger,
+    described: { what: string; group: string; fields: Record<string, unknown> },
+  ): Promise<Set<string> | null> {
+    try {
+      return await this.store.existing(await collection(), projectId, refs.map((r) => r.id));
+    } catch (err) {
+      if (err instanceof AppError && err.status === 503) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      report.errors.push(`${described.what}: skipped ${described.group}: ${message}`);
+      log.warn({ projectId, ...described.fields, err: message }, `reconciliation skipped ${described.what} it cannot check`);
+      return null;
+    }
   }
 }
 

@@ -202,8 +202,13 @@ describe(`reconciliation paging (${PROFILE})`, function () {
       if (data.projectId !== projectId || alive.has(data.memoryId ?? data.documentId ?? '')) return false;
       return t.runtime.queue.requeue(job);
     };
-    const models = new MemoryModels(t.runtime.repositories.projectSettings, new ConfigCache(new SingleProcessCounts()), t.runtime.embedders, modelName('embed', t.runtime.config.memoryEmbedModel));
-    const indexer = fresh ? new MemoryIndexer(t.runtime.repositories.memories, t.runtime.vectors, models) : t.runtime.memoryIndexer;
+    const indexer = fresh
+      ? new MemoryIndexer(
+          t.runtime.repositories.memories,
+          t.runtime.vectors,
+          new MemoryModels(t.runtime.repositories.projectSettings, new ConfigCache(new SingleProcessCounts()), t.runtime.embedders, modelName('embed', t.runtime.config.memoryEmbedModel)),
+        )
+      : t.runtime.memoryIndexer;
     return new Reconciliation(new ReconcileRepository(t.runtime.db), t.runtime.repositories.memories, indexer, t.runtime.knowledge, t.runtime.vectors, queue, t.runtime.repositories.projectSettings, {
       graceMs: 0,
       pageSize: 2,
