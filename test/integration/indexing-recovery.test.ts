@@ -389,10 +389,18 @@ if (isProduction) {
       const { key } = await newProject(t);
       const api = mem0(t, key);
       const user = unique('u');
+      // a document, so that reconciliation's chunk check has chunks to ask Milvus about
+      const kb = unique('kb');
+      expect((await t.http.post('/v1/knowledge').set('Authorization', token(key)).send({ name: kb })).status).to.equal(201);
+      const doc = await t.http.post(`/v1/knowledge/${kb}/documents`).set('Authorization', token(key)).send({ filename: 'note.txt', content: 'The harbour lights are lit at dusk.' });
       const texts = (from: number, n: number) => Array.from({ length: n }, (_, i) => `Note number ${from + i} about topic ${(from + i) % 7}`);
       const written: Memory[] = [];
       for (let i = 0; i < 40; i += 10) written.push(...(await api.add(user, texts(i, 10))));
       await waitFor(async () => (await api.search(user, 'note about a topic') as string[]).length === 40, { timeoutMs: 60_000, message: '40 memories searchable before the outage' });
+      await waitFor(async () => (await t?.http.get(`/v1/knowledge/${kb}/documents/${doc.body.id}`).set('Authorization', token(key)))?.body.status === 'ready', {
+        timeoutMs: 60_000,
+        message: 'the document ready before the outage',
+      });
 
       await milvus.stop();
       for (let i = 40; i < 100; i += 10) written.push(...(await api.add(user, texts(i, 10))));
@@ -404,6 +412,12 @@ if (isProduction) {
         message: 'the outage recorded on a pending memory',
       });
       expect((await api.get((written[99] as Memory).id)).embedding_status).to.equal('pending');
+      // reconciliation skips nothing while Milvus is down: both vector checks fail and stay where they were
+      const cursors = async () => (await t?.runtime.db('reconcile_cursors').whereIn('name', ['memories.indexed', 'knowledge.chunks']).orderBy('name').select('name', 'position')) ?? [];
+      const cursorsBefore = await cursors();
+      const report = await t.runtime.reconciliation.pass(log);
+      expect(report.errors.filter((e) => /^(indexed memories|knowledge chunks): Milvus is unreachable/.test(e)), report.errors.join('\n')).to.have.length(2);
+      expect(await cursors()).to.deep.equal(cursorsBefore);
 
       await milvus.start();
       const startedAt = Date.now();
