@@ -154,7 +154,8 @@ export class MemoryKeywords {
   /**
    * The memories of the pinned scope that share terms with the query, best BM25 score first, each
    * with its `coverage`: the share of the query's idf weight its matched terms carry (1 when it
-   * holds every informative query term); those with less than `minCoverage` are left out.
+   * holds every informative query term); those with less than `minCoverage` are left out, and
+   * with a `minCoverage`, so is every memory when each query term present is in over half of a scope of several.
    */
   async search(projectId: string, pins: EntityPins, query: string, limit: number, minCoverage = 0): Promise<KeywordHit[]> {
     const terms = queryTerms(query);
@@ -173,6 +174,10 @@ export class MemoryKeywords {
     const present = terms.filter((t) => (frequency.get(t) ?? 0) > 0);
     if (present.length === 0) return [];
     const rare = present.filter((t) => (frequency.get(t) as number) <= postings.documents / 2);
+    // Asked for fusion (a coverage floor), a query that shares only such terms with a scope of
+    // several memories has no keyword hits: most of the scope would hold all its weight, ranked by
+    // length alone ("Hugo: Why?" first when every line of Hugo's chat starts with his name).
+    if (rare.length === 0 && minCoverage > 0 && postings.documents > 1) return [];
     const informative = (rare.length > 0 ? rare : present).sort((a, b) => (frequency.get(a) as number) - (frequency.get(b) as number));
     // Postings not yet in memory are read rarest term first, up to a budget: a pin over a whole
     // large app would otherwise read every posting of its common words, which weigh least. The

@@ -3,7 +3,7 @@ import type { EntityColumn, EntityPins } from '../../db/repositories/memory-term
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
 import { AppError, badRequest } from '../../lib/errors.js';
-import { cosine, reciprocalRankFusion, RRF_K } from '../ranking.js';
+import { cosine, lessHubs, reciprocalRankFusion, RRF_K } from '../ranking.js';
 import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, type MemoryFields } from './rows.js';
 import type { MemoryModels } from './memory-models.js';
@@ -39,6 +39,12 @@ const MIN_KEYWORD_COVERAGE = 0.5;
 /** Each list fused by hybrid search holds at least this many memories. */
 const FUSION_POOL = 40;
 
+/**
+ * Hybrid search's dense lists are read this deep (or to the pool, when deeper) and their first
+ * this many reordered with less weight on hubs (`lessHubs`), then cut to the pool.
+ */
+const HUB_POOL = 100;
+
 /** The most memories one list is asked for when expired memories crowd the first ones out (Milvus's own limit). */
 const MAX_POOL = 16_384;
 
@@ -55,10 +61,11 @@ export class MemorySearch {
 
   /**
    * Memory search over an entity's memories (an entity id is required in `filters`). `hybrid`
-   * (the default) fuses, by reciprocal rank, the dense list (cosine over the embeddings), the BM25
-   * keyword list, and — when the query names a day, month or year — the dense list of the memories
-   * whose event time falls in it. `dense` and `keyword` rank by one side alone. The rest of the
-   * filter applies to every list; `threshold` is the least cosine similarity a result may have.
+   * (the default) fuses, by reciprocal rank, the dense list (cosine over the embeddings, with less
+   * weight on hubs: see `lessHubs`), the BM25 keyword list, and — when the query names a day, month
+   * or year — the dense list of the memories whose event time falls in it. `dense` (cosine alone)
+   * and `keyword` rank by one side alone. The rest of the filter applies to every list;
+   * `threshold` is the least cosine similarity a result may have.
    */
   async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
     return (await this.searchReported(projectId, input)).results;
@@ -141,11 +148,10 @@ export class MemorySearch {
       try {
         spec = await this.models.collection(model);
         vector = await (vectorPass as Promise<Float32Array>);
-        const [dense, inSpan] = await Promise.all([
-          this.store.search(spec, projectId, vector, { topK: pool, filter }),
-          span ? this.store.search(spec, projectId, vector, { topK: pool, filter: withinSpan(filter, span) }) : Promise.resolve(null),
-        ]);
-        for (const m of [...dense, ...(inSpan ?? [])]) similarity.set(m.id, m.score);
+        const denseList = (f: FilterNode): Promise<Array<{ id: string; score: number }>> =>
+          mode === 'hybrid' ? this.lessHubs(spec as CollectionSpec, projectId, vector as Float32Array, f, pool, similarity) : this.store.search(spec as CollectionSpec, projectId, vector as Float32Array, { topK: pool, filter: f });
+        const [dense, inSpan] = await Promise.all([denseList(filter), span ? denseList(withinSpan(filter, span)) : Promise.resolve(null)]);
+        for (const m of [...dense, ...(inSpan ?? [])]) if (!similarity.has(m.id)) similarity.set(m.id, m.score);
         lists.push(dense);
         if (inSpan && inSpan.length > 0) lists.push(inSpan);
       } catch (err) {
@@ -165,6 +171,24 @@ export class MemorySearch {
       ranked = ranked.filter((r) => (similarity.get(r.id) ?? -Infinity) >= (input.threshold as number));
     }
     return { ranked, full };
+  }
+
+  /**
+   * Hybrid search's dense list: the nearest memories by cosine, `HUB_POOL` deep at least, their
+   * first `HUB_POOL` reordered by `lessHubs` (a generic line that is near every question gives way
+   * to the one that answers), cut to `pool`. Each one's cosine similarity goes into `similarity`.
+   */
+  private async lessHubs(spec: CollectionSpec, projectId: string, vector: Float32Array, filter: FilterNode, pool: number, similarity: Map<string, number>): Promise<Array<{ id: string; score: number }>> {
+    const depth = Math.max(pool, HUB_POOL);
+    // one read with the vectors when they are few; past that, the first ones' vectors by id
+    const hits = await this.store.search(spec, projectId, vector, { topK: depth, filter, includeValues: depth === HUB_POOL });
+    for (const m of hits) similarity.set(m.id, m.score);
+    let head: Array<{ id: string; score: number; values?: ArrayLike<number> }> = hits.slice(0, HUB_POOL);
+    if (depth > HUB_POOL && head.length > 0) {
+      const values = new Map((await this.store.fetch(spec, projectId, head.map((h) => h.id), { includeValues: true })).map((p) => [p.id, p.values]));
+      head = head.map((h) => ({ id: h.id, score: h.score, values: values.get(h.id) }));
+    }
+    return [...lessHubs(head), ...hits.slice(HUB_POOL)].slice(0, pool).map((h) => ({ id: h.id, score: h.score }));
   }
 
   /**

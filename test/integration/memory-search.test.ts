@@ -159,6 +159,28 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(withContext.score, seen).to.be.above(withoutContext.score + 0.05);
   });
 
+  it('ranks the one line that answers above small talk that is near every question (hubs), where dense search does not', async () => {
+    const user = unique('u');
+    const smallTalk = [
+      'Why?', 'How’s your day going?', 'What did you have for dinner?', 'It’s like an oven in here', 'I get that', 'Why do they always do that',
+      'Ha, classic', 'No idea, just one of those days', 'Traffic was a nightmare this morning', 'Did four loads of laundry today',
+      'Kept waking up at 3am for no reason', 'Nothing happened but I was tired the whole time', 'Settle something for me, cats or dogs?',
+      'Groceries, cleaning, the glamorous life', 'Ok but how was the food', 'What are you up to this weekend?',
+    ];
+    const answer = 'I joined the bouldering gym near the station, the one with the orange walls';
+    // a chat export's lines, days apart so that no line is another's context
+    const added: Memory[] = [];
+    for (const [i, text] of [...smallTalk, answer].entries()) added.push(...(await api.add(user, [`Hugo: ${text}`], 1_650_000_000 + i * 86_400)));
+    await api.indexed(added.map((m) => m.id));
+    const answerId = (added.at(-1) as Memory).id;
+    const query = { query: 'Which indoor sport did Hugo get into?', filters: { user_id: user }, top_k: 5 };
+    const dense = (await api.search({ ...query, mode: 'dense' })).hits;
+    const hybrid = (await api.search(query)).hits;
+    const seen = `dense: ${dense.map((h) => h.memory).join(' | ')}; hybrid: ${hybrid.map((h) => h.memory).join(' | ')}`;
+    expect(ids(dense).indexOf(answerId), seen).to.be.above(0);
+    expect(ids(hybrid)[0], seen).to.equal(answerId);
+  });
+
   it('takes concurrent adds for one user (an importer sending turns in parallel) without a failed write', async () => {
     const user = unique('u');
     const statuses: number[] = [];

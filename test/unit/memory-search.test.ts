@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { namedTime } from '../../core/memory/signals.js';
 import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
+import { lessHubs } from '../../core/ranking.js';
 
 describe('memory search: keyword terms and the named time', () => {
   it('stems English words, folds possessives, and drops conversational stop words, keeping names and numbers', () => {
@@ -19,5 +20,30 @@ describe('memory search: keyword terms and the named time', () => {
     expect(namedTime('What did she buy last week?')).to.equal(null);
     expect(namedTime('Which book did she read in March?')).to.equal(null);
     expect(namedTime('When did Melanie paint a sunrise?')).to.equal(null);
+  });
+});
+
+describe('memory search: less weight on hubs (lessHubs)', () => {
+  // unit vectors at an angle in the plane of the first two axes, spread over the others by `extra`
+  const at = (deg: number, extra: number[] = []): number[] => [Math.cos((deg * Math.PI) / 180), Math.sin((deg * Math.PI) / 180), ...extra];
+  const hit = (id: string, score: number, values?: number[]) => ({ id, score, ...(values ? { values } : {}) });
+
+  it('puts a candidate close to the query but alone above a closer one that sits among many like it', () => {
+    // eleven generic lines bunched together, each a little nearer the query than the answer
+    const generic = Array.from({ length: 11 }, (_, i) => hit(`generic-${i}`, 0.62, at(10 + i * 0.5, [0.3])));
+    const answer = hit('answer', 0.55, at(80, [0]));
+    const ranked = lessHubs([...generic, answer]);
+    expect(ranked[0]?.id).to.equal('answer');
+    // the reported score stays the cosine the store gave; the corrected one says why
+    expect(ranked[0]?.score).to.equal(0.55);
+    expect(ranked[0]?.corrected).to.be.greaterThan(ranked[1]?.corrected as number);
+    expect(ranked.map((h) => h.id).sort()).to.deep.equal([...generic, answer].map((h) => h.id).sort());
+  });
+
+  it('keeps the order of candidates equally alone, and of one candidate, and puts those without vectors last', () => {
+    const spread = [hit('a', 0.9, at(0)), hit('b', 0.8, at(120)), hit('c', 0.7, at(240))];
+    expect(lessHubs(spread).map((h) => h.id)).to.deep.equal(['a', 'b', 'c']);
+    expect(lessHubs([hit('only', 0.4, at(0))]).map((h) => [h.id, h.corrected])).to.deep.equal([['only', 0.4]]);
+    expect(lessHubs([hit('bare', 0.99), ...spread]).map((h) => h.id)).to.deep.equal(['a', 'b', 'c', 'bare']);
   });
 });
