@@ -45,40 +45,58 @@ export const HUB_NEIGHBOURS = 10;
  * Returns the hits best first, each with its corrected score in `corrected` (`score` unchanged).
  */
 export function lessHubs<T extends { score: number; values?: ArrayLike<number> }>(hits: T[]): Array<T & { corrected: number }> {
-  const withValues = hits.filter((h) => h.values !== undefined && h.values.length > 0);
+  const hasValues = (h: T): boolean => h.values !== undefined && h.values.length > 0;
+  const withValues = hits.filter(hasValues);
+  const without = hits.filter((h) => !hasValues(h)).map((h) => ({ ...h, corrected: h.score }));
   const n = withValues.length;
   const k = Math.min(HUB_NEIGHBOURS, n - 1);
-  if (k < 1) return hits.map((h) => ({ ...h, corrected: h.score }));
+  if (k < 1) return [...withValues.map((h) => ({ ...h, corrected: h.score })), ...without];
   const dim = (withValues[0] as T).values?.length as number;
-  const unit = withValues.map((h) => {
+  // unit vectors, one after another in one array
+  const unit = new Float32Array(n * dim);
+  withValues.forEach((h, a) => {
     const v = h.values as ArrayLike<number>;
     let norm = 0;
     for (let i = 0; i < dim; i++) norm += (v[i] as number) ** 2;
     const scale = norm === 0 ? 0 : 1 / Math.sqrt(norm);
-    const out = new Float64Array(dim);
-    for (let i = 0; i < dim; i++) out[i] = (v[i] as number) * scale;
-    return out;
+    for (let i = 0; i < dim; i++) unit[a * dim + i] = (v[i] as number) * scale;
   });
-  // the similarity of every pair, each pair computed once
-  const sim = Array.from({ length: n }, () => new Float64Array(n));
+  // each candidate's k greatest similarities to the others, kept in descending order
+  const nearest = new Float64Array(n * k).fill(-Infinity);
+  const keep = (a: number, similarity: number): void => {
+    const at = a * k;
+    if (similarity <= (nearest[at + k - 1] as number)) return;
+    let j = k - 1;
+    for (; j > 0 && (nearest[at + j - 1] as number) < similarity; j--) nearest[at + j] = nearest[at + j - 1] as number;
+    nearest[at + j] = similarity;
+  };
   for (let a = 0; a < n; a++) {
-    const va = unit[a] as Float64Array;
     for (let b = a + 1; b < n; b++) {
-      const vb = unit[b] as Float64Array;
-      let dot = 0;
-      for (let i = 0; i < dim; i++) dot += (va[i] as number) * (vb[i] as number);
-      (sim[a] as Float64Array)[b] = dot;
-      (sim[b] as Float64Array)[a] = dot;
+      const ia = a * dim;
+      const ib = b * dim;
+      // four running sums: a quarter of the loop's dependent additions
+      let d0 = 0;
+      let d1 = 0;
+      let d2 = 0;
+      let d3 = 0;
+      let i = 0;
+      for (; i + 3 < dim; i += 4) {
+        d0 += (unit[ia + i] as number) * (unit[ib + i] as number);
+        d1 += (unit[ia + i + 1] as number) * (unit[ib + i + 1] as number);
+        d2 += (unit[ia + i + 2] as number) * (unit[ib + i + 2] as number);
+        d3 += (unit[ia + i + 3] as number) * (unit[ib + i + 3] as number);
+      }
+      for (; i < dim; i++) d0 += (unit[ia + i] as number) * (unit[ib + i] as number);
+      const dot = d0 + d1 + d2 + d3;
+      keep(a, dot);
+      keep(b, dot);
     }
   }
   const corrected = withValues.map((h, a) => {
-    const row = Array.from(sim[a] as Float64Array).filter((_, b) => b !== a);
-    row.sort((x, y) => y - x);
     let hub = 0;
-    for (let j = 0; j < k; j++) hub += row[j] as number;
+    for (let j = 0; j < k; j++) hub += nearest[a * k + j] as number;
     return { ...h, corrected: h.score - hub / k / 2 };
   });
   corrected.sort((x, y) => y.corrected - x.corrected);
-  const without = hits.filter((h) => !(h.values !== undefined && h.values.length > 0)).map((h) => ({ ...h, corrected: h.score }));
   return [...corrected, ...without];
 }
