@@ -179,6 +179,10 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     const seen = `dense: ${dense.map((h) => h.memory).join(' | ')}; hybrid: ${hybrid.map((h) => h.memory).join(' | ')}`;
     expect(ids(dense).indexOf(answerId), seen).to.be.above(0);
     expect(ids(hybrid)[0], seen).to.equal(answerId);
+    // a deeper search (its lists past the 100 reordered, their vectors read by id) ranks the same
+    const deep = (await api.search({ ...query, top_k: 30 })).hits;
+    expect(ids(deep)[0], seen).to.equal(answerId);
+    expect(ids(deep)).to.have.members(added.map((m) => m.id));
   });
 
   it('takes concurrent adds for one user (an importer sending turns in parallel) without a failed write', async () => {
