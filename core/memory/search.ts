@@ -39,10 +39,7 @@ const MIN_KEYWORD_COVERAGE = 0.5;
 /** Each list fused by hybrid search holds at least this many memories. */
 const FUSION_POOL = 40;
 
-/**
- * Hybrid search's dense lists are read this deep (or to the pool, when deeper) and their first
- * this many reordered with less weight on hubs (`lessHubs`), then cut to the pool.
- */
+/** The most candidates of a hybrid search's dense list reordered with less weight on hubs (`lessHubs`). */
 const HUB_POOL = 100;
 
 /** The most memories one list is asked for when expired memories crowd the first ones out (Milvus's own limit). */
@@ -174,21 +171,20 @@ export class MemorySearch {
   }
 
   /**
-   * Hybrid search's dense list: the nearest memories by cosine, `HUB_POOL` deep at least, their
-   * first `HUB_POOL` reordered by `lessHubs` (a generic line that is near every question gives way
-   * to the one that answers), cut to `pool`. Each one's cosine similarity goes into `similarity`.
+   * Hybrid search's dense list: the `pool` nearest memories by cosine, the first `HUB_POOL` of them
+   * reordered by `lessHubs` (a generic line that is near every question gives way to the one that
+   * answers). Each one's cosine similarity goes into `similarity`.
    */
   private async lessHubs(spec: CollectionSpec, projectId: string, vector: Float32Array, filter: FilterNode, pool: number, similarity: Map<string, number>): Promise<Array<{ id: string; score: number }>> {
-    const depth = Math.max(pool, HUB_POOL);
-    // one read with the vectors when they are few; past that, the first ones' vectors by id
-    const hits = await this.store.search(spec, projectId, vector, { topK: depth, filter, includeValues: depth === HUB_POOL });
+    // the vectors come with the search when all of them are reordered; past that, the first ones' by id
+    const hits = await this.store.search(spec, projectId, vector, { topK: pool, filter, includeValues: pool <= HUB_POOL });
     for (const m of hits) similarity.set(m.id, m.score);
     let head: Array<{ id: string; score: number; values?: ArrayLike<number> }> = hits.slice(0, HUB_POOL);
-    if (depth > HUB_POOL && head.length > 0) {
+    if (pool > HUB_POOL && head.length > 0) {
       const values = new Map((await this.store.fetch(spec, projectId, head.map((h) => h.id), { includeValues: true })).map((p) => [p.id, p.values]));
       head = head.map((h) => ({ id: h.id, score: h.score, values: values.get(h.id) }));
     }
-    return [...lessHubs(head), ...hits.slice(HUB_POOL)].slice(0, pool).map((h) => ({ id: h.id, score: h.score }));
+    return [...lessHubs(head), ...hits.slice(HUB_POOL)].map((h) => ({ id: h.id, score: h.score }));
   }
 
   /**
