@@ -278,13 +278,18 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     const text = new Map(stored.map((m) => [m.id, m.memory]));
     expect(printers.map((id) => text.get(id)).every((memory) => memory?.includes('printer toner'))).to.equal(true);
 
+    // a word no memory holds yet: the cached scope keeps its count (none) until the app changes
+    expect(await keyword('zanzibar')).to.deep.equal([]);
     const res = await t.http
       .post('/v3/memories/add/')
       .set('Authorization', app.auth)
       .send({ messages: [{ role: 'user', content: 'The printer on floor three is called Zanzibar' }], user_id: unique('u'), app_id: appId, infer: false });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const added = (res.body.results as Memory[])[0] as Memory;
+    // the app's scope read again (and kept) by another search first, then the new word asked for
+    expect(await keyword('printer toner')).to.have.length(5);
     expect(await keyword('zanzibar')).to.deep.equal([added.id]);
+    expect(await keyword('timbuktu zanzibar')).to.deep.equal([added.id]);
     await app.put(added.id, 'The printer on floor three is called Timbuktu');
     expect(await keyword('zanzibar')).to.deep.equal([]);
     expect(await keyword('timbuktu')).to.deep.equal([added.id]);
