@@ -137,8 +137,8 @@ interface CaseResult {
 
 /** One case in one mode: the same searches through the API and directly, interleaved. */
 async function measure(api: Api, runtime: Runtime, projectId: string, queries: string[], c: Case, mode: Mode): Promise<CaseResult> {
-  const body = (i: number) => ({ query: queries[i] as string, filters: c.filters(i), top_k: TOP_K, mode });
-  // warm both paths: the first search of a collection loads it
+  const body = (i: number) => ({ query: queries[i % queries.length] as string, filters: c.filters(i), top_k: TOP_K, mode });
+  // warm both paths: the first search of a collection loads it (with fewer than 10 queries, some twice)
   for (let i = 0; i < 10; i++) {
     await api.call('POST', '/v3/memories/search/', body(i));
     await runtime.memorySearch.search(projectId, body(i));
