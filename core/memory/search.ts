@@ -160,7 +160,8 @@ export class MemorySearch {
       spec = await this.models.collection(model);
       vector = await vectorPass;
     }
-    if (keyword) lists.push(keyword);
+    // a side with no hits is no list: the scores stay 1 for first in every list that has any
+    if (keyword && keyword.length > 0) lists.push(keyword);
     const full = lists.some((list) => list.length >= pool);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
     if (input.threshold !== undefined) {

@@ -179,6 +179,8 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     const seen = `dense: ${dense.map((h) => h.memory).join(' | ')}; hybrid: ${hybrid.map((h) => h.memory).join(' | ')}`;
     expect(ids(dense).indexOf(answerId), seen).to.be.above(0);
     expect(ids(hybrid)[0], seen).to.equal(answerId);
+    // no keyword hit (the name is on every line, the other words on none): first in the one list there is
+    expect(hybrid[0]?.score).to.equal(1);
     // a deeper search (its lists past the 100 reordered, their vectors read by id) ranks the same
     const deep = (await api.search({ ...query, top_k: 30 })).hits;
     expect(ids(deep)[0], seen).to.equal(answerId);
