@@ -50,10 +50,10 @@ class Postings {
   readonly ids: string[] = [];
   readonly lists = new Map<string, TermList>();
   /**
-   * Document frequencies counted for terms whose postings were not read (past the budget, or in
-   * no memory of the scope): a cached scope counts each term once, not at every search naming it.
+   * Document frequencies of the terms counted so far, read or not (a term past the postings budget,
+   * or in no memory of the scope, is counted too): a cached scope counts each term once.
    */
-  readonly counted = new Map<string, number>();
+  readonly frequencies = new Map<string, number>();
   /** How many postings the lists hold. */
   size = 0;
   private readonly slotOf = new Map<string, number>();
@@ -82,7 +82,6 @@ class Postings {
       });
       this.size += list.slots.length - (this.lists.get(term)?.slots.length ?? 0);
       this.lists.set(term, list);
-      this.counted.delete(term);
     }
   }
 
@@ -168,17 +167,13 @@ export class MemoryKeywords {
     if (terms.length === 0) return [];
     const key = `${projectId}\u0000${JSON.stringify(Object.entries(pins).sort())}`;
     const cached = await this.cached(key);
-    // document frequencies: a cached term's from its list or its earlier count, the others' counted in the database
-    const unread = cached ? terms.filter((t) => !cached.postings.lists.has(t) && !cached.postings.counted.has(t)) : terms;
-    const [scope, frequency] = await Promise.all([cached ?? this.open(projectId, pins), this.terms.frequencies(projectId, pins, unread)]);
+    // document frequencies: a cached scope's earlier counts, the others counted in the database
+    const uncounted = cached ? terms.filter((t) => !cached.postings.frequencies.has(t)) : terms;
+    const [scope, counts] = await Promise.all([cached ?? this.open(projectId, pins), this.terms.frequencies(projectId, pins, uncounted)]);
     const { postings } = scope;
     if (postings.documents === 0) return [];
-    for (const t of unread) postings.counted.set(t, frequency.get(t) ?? 0);
-    for (const t of terms) {
-      const list = postings.lists.get(t);
-      if (list) frequency.set(t, list.slots.length);
-      else if (postings.counted.has(t)) frequency.set(t, postings.counted.get(t) as number);
-    }
+    for (const t of uncounted) postings.frequencies.set(t, counts.get(t) ?? 0);
+    const frequency = postings.frequencies;
     // A term in more than half of the scope (a speaker's name on every line of a chat, a word
     // every memory of this entity uses) tells its memories apart no better than chance; when the
     // query has rarer terms, it is left out, so that sharing it alone does not make a keyword hit.
