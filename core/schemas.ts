@@ -5,6 +5,7 @@ import type { NamedVersionRow, NewVersion, SchemasRepository } from '../db/repos
 import { badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId, nowMs } from '../lib/time.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
+import { EXTRACTION_LIMITS } from '../providers/extractor.js';
 import type { ConfigCache, ConfigSnapshot } from './config-cache.js';
 
 /*
@@ -165,6 +166,13 @@ export function checkRecordSchema(schema: unknown, at = '/json_schema'): FieldEr
       fail(`${at}/properties`, `declares ${names.length} properties; at most ${SCHEMA_LIMITS.propertiesPerSchema} are allowed`);
     }
     for (const name of names) checkProperty(name, properties[name], `${at}/properties/${segment(name)}`, fail);
+    const members = names.reduce((sum, name) => {
+      const values = (properties[name] as { enum?: unknown } | undefined)?.enum;
+      return sum + (Array.isArray(values) ? values.length : 0);
+    }, 0);
+    if (members > EXTRACTION_LIMITS.enumMembers) {
+      fail(`${at}/properties`, `has ${members} enum members in all; at most ${EXTRACTION_LIMITS.enumMembers} are allowed, so that extraction stays bounded`);
+    }
   }
 
   if ('required' in schema) {
@@ -209,6 +217,9 @@ function checkProperty(name: string, property: unknown, path: string, fail: (pat
     }
   }
   if ('description' in property && typeof property.description !== 'string') fail(`${path}/description`, 'must be a string');
+  else if (typeof property.description === 'string' && property.description.length > SCHEMA_LIMITS.descriptionLength) {
+    fail(`${path}/description`, `is ${property.description.length} characters long; at most ${SCHEMA_LIMITS.descriptionLength} are allowed`);
+  }
   if ('enum' in property && type === 'string') {
     const values = property.enum;
     if (!Array.isArray(values) || values.length === 0) {
@@ -217,6 +228,7 @@ function checkProperty(name: string, property: unknown, path: string, fail: (pat
       const seen = new Set<string>();
       values.forEach((value: unknown, i) => {
         if (typeof value !== 'string' || value === '') fail(`${path}/enum/${i}`, 'must be a non-empty string');
+        else if (value.length > EXTRACTION_LIMITS.enumMemberLength) fail(`${path}/enum/${i}`, `is ${value.length} characters long; at most ${EXTRACTION_LIMITS.enumMemberLength} are allowed`);
         else if (seen.has(value)) fail(`${path}/enum/${i}`, `repeats "${value}"`);
         if (typeof value === 'string') seen.add(value);
       });

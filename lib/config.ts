@@ -63,6 +63,11 @@ interface Settings {
   rerankTimeoutMs: number;
   /** How long an extraction request waits for its job (`EXTRACT_TIMEOUT_MS`). */
   extractTimeoutMs: number;
+  /**
+   * How long the local language model may work on one extraction, fact or decision call
+   * (`LOCAL_MODEL_DEADLINE_MS`); past it the call fails for good and its thread is replaced.
+   */
+  localModelDeadlineMs: number;
   /** Deadline of one Milvus call (`MILVUS_TIMEOUT_MS`); a call that misses it is a 503. */
   milvusTimeoutMs: number;
   /** The folder that holds the local embedding models (`LOCAL_MODEL_DIR`); null: fetched once into `<dataDir>/models`. */
@@ -421,6 +426,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     milvusTimeoutMs: int('MILVUS_TIMEOUT_MS', 10_000, 100, 600_000),
     extractTimeoutMs: int('EXTRACT_TIMEOUT_MS', 30_000, 100, 600_000),
+    localModelDeadlineMs: int('LOCAL_MODEL_DEADLINE_MS', 10_000, 1, 600_000),
     memoryModel,
     memoryEmbedModel,
     guardrailModel,

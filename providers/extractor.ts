@@ -56,6 +56,49 @@ export interface Extractor {
   decide(facts: readonly FactCandidates[]): Promise<Decision[]>;
 }
 
+/**
+ * Bounds of a schema handed to extraction, whatever model fills it: the local model's work grows
+ * with properties × enum members × the text's clauses, and a remote model's prompt with the
+ * schema's size. Enum members are counted over the whole schema, after `$ref`s are followed (as
+ * OpenAI's structured outputs count them). A schema over a bound is refused with a 400 naming it.
+ */
+export const EXTRACTION_LIMITS = {
+  /** Properties of one schema (typed record schemas allow fewer, see `SCHEMA_LIMITS`). */
+  properties: 100,
+  /** Enum members over every property of one schema. */
+  enumMembers: 1_000,
+  /** Characters of one enum member. */
+  enumMemberLength: 200,
+  /** Characters of one property's description. */
+  descriptionLength: 2_000,
+  /** Characters of the schema's JSON text (an export's or `structured_data_schema`, `$defs` included). */
+  schemaLength: 256 * 1024,
+} as const;
+
+/** The first bound of `EXTRACTION_LIMITS` that `schema` exceeds, as a sentence; null within them all. */
+export function extractionSchemaProblem(schema: ExtractionSchema): string | null {
+  const properties = Object.entries(schema.properties);
+  if (properties.length > EXTRACTION_LIMITS.properties) {
+    return `The schema has ${properties.length} properties; at most ${EXTRACTION_LIMITS.properties} can be extracted.`;
+  }
+  let members = 0;
+  for (const [name, property] of properties) {
+    if ((property.description?.length ?? 0) > EXTRACTION_LIMITS.descriptionLength) {
+      return `The description of "${name}" is ${property.description?.length} characters long; at most ${EXTRACTION_LIMITS.descriptionLength} are allowed.`;
+    }
+    if (property.type !== 'string' || property.enum === undefined) continue;
+    members += property.enum.length;
+    if (members > EXTRACTION_LIMITS.enumMembers) {
+      return `The schema's enums have more than ${EXTRACTION_LIMITS.enumMembers} members in all (counted up to "${name}"); at most ${EXTRACTION_LIMITS.enumMembers} can be extracted.`;
+    }
+    const long = property.enum.find((m) => m.length > EXTRACTION_LIMITS.enumMemberLength);
+    if (long !== undefined) {
+      return `A member of the enum of "${name}" is ${long.length} characters long; at most ${EXTRACTION_LIMITS.enumMemberLength} are allowed.`;
+    }
+  }
+  return null;
+}
+
 /** Longest fact kept; a model's longer answer is cut at a word boundary. */
 export const MAX_FACT_LENGTH = 500;
 /** Most facts kept from one conversation. */

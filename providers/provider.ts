@@ -19,7 +19,7 @@ export type Capability = keyof CapabilityModels;
 export type ProviderName = 'local' | 'cohere' | 'openai' | 'http';
 
 /** The settings providers read. */
-export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'hfEndpoint' | 'pipIndexUrl' | 'localEmbedThreads' | 'dataDir' | 'rerankBaseUrl' | 'rerankApiKey' | 'rerankTimeoutMs'>;
+export type ProviderConfig = Pick<Config, 'cohereApiKey' | 'cohereBaseUrl' | 'cohereEmbed' | 'openaiBaseUrl' | 'openaiApiKey' | 'openaiEmbed' | 'localModelDir' | 'hfEndpoint' | 'pipIndexUrl' | 'localEmbedThreads' | 'localModelDeadlineMs' | 'dataDir' | 'rerankBaseUrl' | 'rerankApiKey' | 'rerankTimeoutMs'>;
 
 /** Tuning for the provider clients; the defaults suit production. */
 export interface ProvidersOptions {

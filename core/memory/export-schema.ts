@@ -1,5 +1,5 @@
 import { badRequest } from '../../lib/errors.js';
-import type { ExtractionProperty, ExtractionSchema } from '../../providers/extractor.js';
+import { EXTRACTION_LIMITS, extractionSchemaProblem, type ExtractionProperty, type ExtractionSchema } from '../../providers/extractor.js';
 
 /** A property of an export's schema the extraction models cannot fill, and why; it is exported as null. */
 export interface UnsupportedField {
@@ -28,7 +28,8 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
  * `allOf` unwrapped, descriptions (or titles) and string enums kept, constraints the subset lacks
  * (lengths, formats, ranges, defaults) dropped. Nested objects, arrays of anything but strings,
  * and unions of several types are listed as unsupported. 400 when the schema is not a JSON object
- * schema, or names no property extraction can fill.
+ * schema, names no property extraction can fill, or is over a bound of `EXTRACTION_LIMITS`
+ * (`schema_too_large`, checked on its text before it is read and on what was read).
  */
 export function readExportSchema(input: unknown): ExportSchema {
   const schema = parseSchema(input);
@@ -55,12 +56,18 @@ export function readExportSchema(input: unknown): ExportSchema {
   const extraction: ExtractionSchema = { type: 'object', properties };
   const about = text(schema.description) ?? text(schema.title);
   if (about !== undefined) extraction.description = about;
+  const problem = extractionSchemaProblem(extraction);
+  if (problem !== null) throw badRequest('schema_too_large', problem);
   return { extraction, fields: Object.keys(schema.properties), unsupported };
 }
 
 /** The schema object, from an object or a string holding one (the Python client's type hint is str). */
 function parseSchema(input: unknown): Json {
   let schema = input;
+  const length = typeof input === 'string' ? input.length : (JSON.stringify(input)?.length ?? 0);
+  if (length > EXTRACTION_LIMITS.schemaLength) {
+    throw badRequest('schema_too_large', `The schema's JSON is ${length} characters long; at most ${EXTRACTION_LIMITS.schemaLength} are allowed.`);
+  }
   if (typeof input === 'string') {
     try {
       schema = JSON.parse(input);

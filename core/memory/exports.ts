@@ -206,11 +206,20 @@ function view(row: MemoryExportRow): ExportView {
     id: row.id,
     status: row.status,
     memory_count: row.memory_count,
-    unsupported_fields: readExportSchema(row.schema).unsupported,
+    unsupported_fields: unsupportedFields(row.schema),
     error: row.error,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
   const result = row.status === 'completed' && row.result !== null ? (JSON.parse(row.result) as Record<string, unknown>) : {};
   return { ...result, [EXPORT_KEY]: export_ };
+}
+
+/** The fields a stored export's schema leaves null; none for a schema stored before a bound refused it (its export failed). */
+function unsupportedFields(schema: string): UnsupportedField[] {
+  try {
+    return readExportSchema(schema).unsupported;
+  } catch {
+    return [];
+  }
 }

