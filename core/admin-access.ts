@@ -1,5 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AdminSignInLimiter } from '../db/admin-sign-in-limiter.js';
+import type { AdminSignOutsRepository } from '../db/repositories/admin-sign-outs.repository.js';
+import { unavailable } from '../lib/errors.js';
+import { nowMs } from '../lib/time.js';
 
 /** What one try of the admin token came to: checked, or refused unchecked while its client is over the limit. */
 export type AdminTokenTry = { limited: false; right: boolean } | { limited: true; retryAfterSeconds: number };
@@ -7,12 +10,14 @@ export type AdminTokenTry = { limited: false; right: boolean } | { limited: true
 /**
  * The operator's way into the admin pages (ADMIN_TOKEN; null leaves them disabled). Every way a
  * token is presented (the sign-in form, Basic, Bearer) is one try against one count per client,
- * so that guesses cannot move to a way the count does not see.
+ * so that guesses cannot move to a way the count does not see. Sessions signed out are kept in
+ * the database, which every API process reads, so a copy of a signed-out cookie opens nothing.
  */
 export class AdminAccess {
   constructor(
     private readonly adminToken: string | null,
     private readonly limiter: AdminSignInLimiter,
+    private readonly signOuts: AdminSignOutsRepository,
   ) {}
 
   /** False when ADMIN_TOKEN is not set: the admin pages answer 403. */
@@ -30,6 +35,25 @@ export class AdminAccess {
     const right = this.adminToken !== null && sameSecret(presented, this.adminToken);
     if (right) await this.limiter.succeeded(client);
     return { limited: false, right };
+  }
+
+  /** True when the session was signed out, on whichever API process. */
+  async isSignedOut(sessionId: string): Promise<boolean> {
+    try {
+      return await this.signOuts.has(sessionId);
+    } catch {
+      throw unavailable('The admin session cannot be checked right now because the database is unreachable; retry shortly.');
+    }
+  }
+
+  /** Ends a session for every API process; it is remembered until `expiresAt`, when its cookie lapses anyway. */
+  async signOut(sessionId: string, expiresAt: number): Promise<void> {
+    try {
+      await this.signOuts.add(sessionId, expiresAt, nowMs());
+    } catch {
+      // the cookie is left as it is: cleared without the record, a copy of it would still open the board
+      throw unavailable('The sign-out cannot be recorded right now because the database is unreachable, so the session is still open; retry shortly.');
+    }
   }
 }
 

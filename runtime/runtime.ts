@@ -32,6 +32,7 @@ import { ConfigCache } from '../core/config-cache.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
+import { AdminSignOutsRepository } from '../db/repositories/admin-sign-outs.repository.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
@@ -113,7 +114,7 @@ export class Runtime {
   readonly milvus: MilvusConnection | null;
   readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
-  /** ADMIN_TOKEN's tries, counted across every way it is presented. */
+  /** ADMIN_TOKEN's tries, counted across every way it is presented, and the admin sessions signed out. */
   readonly adminAccess: AdminAccess;
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
@@ -184,6 +185,7 @@ export class Runtime {
     this.repositories = {
       projects: new ProjectsRepository(db),
       apiKeys: new ApiKeysRepository(db),
+      adminSignOuts: new AdminSignOutsRepository(db),
       outbox: new OutboxRepository(db),
       probes: new ProbesRepository(db),
       indexes: new IndexesRepository(db),
@@ -201,7 +203,7 @@ export class Runtime {
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
-    this.adminAccess = new AdminAccess(config.adminToken, adminLimiter);
+    this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));

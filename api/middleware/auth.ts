@@ -74,7 +74,7 @@ export function requireIdToken(verifier: OidcVerifier): Middleware {
 export function requireAdmin(access: AdminAccess, { challengePages = false } = {}): Middleware {
   return async (ctx, next) => {
     if (!access.enabled) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
-    if (hasAdminSession(ctx)) return next();
+    if (await hasAdminSession(ctx, access)) return next();
     const header = ctx.get('authorization');
     if (header === '' && wantsPage(ctx) && !challengePages) return ctx.redirect(ADMIN_SIGN_IN_PATH);
     let presented: string | null = null;

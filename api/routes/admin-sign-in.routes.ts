@@ -11,15 +11,15 @@ import { BULL_BOARD_PATH } from './admin.routes.js';
  * takes with Basic auth) and sets the signed session cookie, then sends the browser to the board.
  * ADMIN_BASIC_SIGN_IN_PATH asks with the browser's own password prompt instead (Basic auth, the token
  * as password), for a browser told the credentials or given them in the URL. Sign-out (a link on
- * the board, or a form's POST) clears the cookie. The form's tries count with every other way the
- * token is presented (see AdminAccess). These are pages for people, not API routes, so they are
- * not in `/openapi.json`.
+ * the board, or a form's POST) ends the session on every API process and clears the cookie. The
+ * form's tries count with every other way the token is presented (see AdminAccess). These are
+ * pages for people, not API routes, so they are not in `/openapi.json`.
  */
 export function adminSignIn(access: AdminAccess): Middleware {
   const basicGuard = requireAdmin(access, { challengePages: true });
   return async (ctx, next) => {
     if (ctx.path === ADMIN_SIGN_OUT_PATH && (ctx.method === 'GET' || ctx.method === 'POST')) {
-      endAdminSession(ctx);
+      await endAdminSession(ctx, access);
       return ctx.redirect(ADMIN_SIGN_IN_PATH);
     }
     if (ctx.path === ADMIN_BASIC_SIGN_IN_PATH && (ctx.method === 'GET' || ctx.method === 'HEAD')) {

@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { isProduction, PROFILE, startRuntime, unique, type TestRuntime } from '../helpers.js';
 
-// The admin token's one failure limit, whichever way a client presents the token. On the
-// production profile two API processes (runtimes sharing the Redis prefix) stand in for a
-// balancer's: what one counts, the other sees.
+// The admin token's one failure limit, whichever way a client presents the token, and sign-out
+// ending a session for good. On the production profile two API processes (runtimes sharing the
+// database and the Redis prefix) stand in for a balancer's: what one counts or signs out, the
+// other sees.
 
 const ADMIN_TOKEN = 'admin-token-for-admin-access-0123456789';
 const WRONG = 'not-the-admin-token-not-at-all';
@@ -93,5 +94,38 @@ describe(`admin access (${PROFILE})`, function () {
     const form = await last().http.post('/admin/sign-in').type('form').send({ token: ADMIN_TOKEN });
     expectLimited(form, 'form, right token');
     expect(form.headers['set-cookie']).to.equal(undefined);
+  });
+
+  it('refuses a session cookie copied before sign-out, and signs in again', async () => {
+    const signIn = async (t: TestRuntime): Promise<string> => {
+      const res = await t.http.post('/admin/sign-in').type('form').send({ token: ADMIN_TOKEN });
+      expect(res.status).to.equal(303);
+      return cookieOf(res);
+    };
+    const board = (t: TestRuntime, cookie: string) => t.http.get(BOARD_API).set('Cookie', cookie).set('Accept', 'application/json');
+
+    const copied = await signIn(first());
+    const otherBrowser = await signIn(first());
+    for (const t of apis) expect((await board(t, copied)).status).to.equal(200);
+
+    const out = await first().http.post('/admin/sign-out').set('Cookie', copied);
+    expect(out.status).to.equal(302);
+    expect(out.headers.location).to.equal('/admin/sign-in');
+
+    for (const t of apis) {
+      expect((await board(t, copied)).status, 'the copied cookie, API call').to.equal(401);
+      const page = await t.http.get('/admin/queues').set('Cookie', copied).set('Accept', 'text/html');
+      expect(page.status, 'the copied cookie, page load').to.equal(302);
+      expect(page.headers.location).to.equal('/admin/sign-in');
+      // signing out one browser leaves the others signed in
+      expect((await board(t, otherBrowser)).status, 'another browser').to.equal(200);
+    }
+    // signing out again with the copy changes nothing
+    expect((await last().http.get('/admin/sign-out').set('Cookie', copied)).status).to.equal(302);
+    expect((await board(last(), copied)).status).to.equal(401);
+
+    const fresh = await signIn(last());
+    expect(fresh).not.to.equal(copied);
+    for (const t of apis) expect((await board(t, fresh)).status, 'a new sign-in').to.equal(200);
   });
 });
