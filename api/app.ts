@@ -48,7 +48,7 @@ export function createApp(runtime: Runtime): Koa {
   const router = new Router();
   const guards: Record<RouteAuth, Middleware> = {
     token: requireApiKey(runtime.apiKeys),
-    admin: requireAdmin(runtime.config.adminToken),
+    admin: requireAdmin(runtime.adminAccess),
     oidc: requireIdToken(runtime.oidc),
     none: (_ctx, next) => next(),
   };
@@ -101,7 +101,7 @@ export function createApp(runtime: Runtime): Koa {
   app.use(requestContext(runtime.log, runtime.metrics));
   app.use(errorHandler());
   app.use(wellFormedUri());
-  app.use(adminSignIn(runtime.config.adminToken));
+  app.use(adminSignIn(runtime.adminAccess));
   if (board) app.use(board);
   app.use(router.routes());
   // Sets 405 (or 501 for a method no route uses) with Allow; the error handler answers both as 405.

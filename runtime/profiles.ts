@@ -1,4 +1,5 @@
 import type { QueueDriver } from '../contracts/jobs/queue.js';
+import { MemoryAdminSignInLimiter, RedisAdminSignInLimiter, type AdminSignInLimiter } from '../db/admin-sign-in-limiter.js';
 import { MemoryKeyCache, RedisKeyCache, type KeyCache } from '../db/key-cache.js';
 import { RedisChangeCounts, SingleProcessCounts, type ChangeCounts } from '../db/change-counts.js';
 import { MilvusConnection } from '../db/milvus.js';
@@ -19,6 +20,8 @@ export interface ProfileAdapters {
   configChanges: ChangeCounts;
   /** One call budget per tool, across every API process. */
   toolLimiter: ToolRateLimiter;
+  /** One count of admin token tries per client, across every API process. */
+  adminLimiter: AdminSignInLimiter;
 }
 
 /**
@@ -41,10 +44,11 @@ function embeddedAdapters(config: EmbeddedConfig, log: Logger): ProfileAdapters 
     memoryChanges: new SingleProcessCounts(),
     configChanges: new SingleProcessCounts(),
     toolLimiter: new MemoryToolRateLimiter(),
+    adminLimiter: new MemoryAdminSignInLimiter(),
   };
 }
 
-/** BullMQ, the key cache, change counts and tool budgets on Redis; vectors in Milvus. */
+/** BullMQ, the key cache, change counts, tool budgets and admin sign-in tries on Redis; vectors in Milvus. */
 function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapters {
   const { redisUrl } = config;
   const prefix = config.queuePrefix;
@@ -56,6 +60,7 @@ function productionAdapters(config: ProductionConfig, log: Logger): ProfileAdapt
     // the configuration cache reads the count before it loads, so its reads may share one GET
     configChanges: new RedisChangeCounts(redisUrl, `${prefix}:config-changes`, CONFIG_STALE_AFTER_MS, true),
     toolLimiter: new RedisToolRateLimiter(redisUrl, `${prefix}:tool-rate`),
+    adminLimiter: new RedisAdminSignInLimiter(redisUrl, `${prefix}:admin-sign-in`),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { AdminAccess } from '../core/admin-access.js';
 import { ApiKeys } from '../core/api-keys.js';
 import type { KeyCache } from '../db/key-cache.js';
 import { RecordExtraction } from '../core/extract.js';
@@ -31,6 +32,7 @@ import { ConfigCache } from '../core/config-cache.js';
 import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
+import { AdminSignOutsRepository } from '../db/repositories/admin-sign-outs.repository.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
@@ -112,6 +114,8 @@ export class Runtime {
   readonly milvus: MilvusConnection | null;
   readonly relay: OutboxRelay;
   readonly apiKeys: ApiKeys;
+  /** ADMIN_TOKEN's tries, counted across every way it is presented, and the admin sessions signed out. */
+  readonly adminAccess: AdminAccess;
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
   readonly vectors: VectorStore;
@@ -174,13 +178,14 @@ export class Runtime {
     adapters: ProfileAdapters,
     relayOptions: Partial<RelayOptions>,
   ) {
-    const { queue, keyCache, milvus, memoryChanges, configChanges, toolLimiter } = adapters;
+    const { queue, keyCache, milvus, memoryChanges, configChanges, toolLimiter, adminLimiter } = adapters;
     this.queue = queue;
     this.keyCache = keyCache;
     this.milvus = milvus;
     this.repositories = {
       projects: new ProjectsRepository(db),
       apiKeys: new ApiKeysRepository(db),
+      adminSignOuts: new AdminSignOutsRepository(db),
       outbox: new OutboxRepository(db),
       probes: new ProbesRepository(db),
       indexes: new IndexesRepository(db),
@@ -198,6 +203,7 @@ export class Runtime {
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
+    this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));
@@ -272,6 +278,7 @@ export class Runtime {
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
     this.shutdown.add('configuration changes', ShutdownPhase.redis, () => configChanges.close());
+    this.shutdown.add('admin sign-in tries', ShutdownPhase.redis, () => adminLimiter.close());
     this.shutdown.add('webhook deliveries', ShutdownPhase.workers, () => this.webhooks.close());
     this.shutdown.add('tool runner', ShutdownPhase.redis, async () => {
       await this.toolRunner.close();

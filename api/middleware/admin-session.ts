@@ -1,5 +1,6 @@
-import { hkdfSync } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
+import type { AdminAccess } from '../../core/admin-access.js';
 
 /** Where the admin pages live; the session cookie is sent nowhere else. */
 export const ADMIN_PATH = '/admin';
@@ -32,21 +33,46 @@ const cookieOptions = (ctx: Context) => ({
   secure: ctx.secure,
 });
 
-/** True when the request carries an unexpired admin session cookie signed with this app's keys. */
-export function hasAdminSession(ctx: Context): boolean {
-  if (!ctx.app.keys) return false;
-  const expires = Number(ctx.cookies.get(COOKIE, { signed: true }));
-  return Number.isFinite(expires) && expires > Date.now();
+/** A session as its cookie names it: which one (what sign-out records), and when it ends. */
+interface AdminSession {
+  id: string;
+  expires: number;
 }
 
-/** Signs the browser in: a signed cookie that names when the sign-in ends (and holds no secret). */
+const SESSION_VALUE = /^(\d+)\.([\w-]{22})$/;
+
+/** The unexpired session named by the request's cookie, signed with this app's keys; null without one. */
+function sessionOf(ctx: Context): AdminSession | null {
+  if (!ctx.app.keys) return null;
+  const match = SESSION_VALUE.exec(ctx.cookies.get(COOKIE, { signed: true }) ?? '');
+  if (!match) return null;
+  const expires = Number(match[1]);
+  return expires > Date.now() ? { id: match[2] as string, expires } : null;
+}
+
+/** True when the request carries an unexpired admin session cookie signed with this app's keys, not signed out. */
+export async function hasAdminSession(ctx: Context, access: AdminAccess): Promise<boolean> {
+  const session = sessionOf(ctx);
+  return session !== null && !(await access.isSignedOut(session.id));
+}
+
+/**
+ * Signs the browser in: a signed cookie that names the session (a random id, which sign-out
+ * records) and when it ends, and holds no secret.
+ */
 export function startAdminSession(ctx: Context): void {
   const expires = Date.now() + SESSION_MS;
-  ctx.cookies.set(COOKIE, String(expires), { ...cookieOptions(ctx), maxAge: SESSION_MS });
+  const id = randomBytes(16).toString('base64url');
+  ctx.cookies.set(COOKIE, `${expires}.${id}`, { ...cookieOptions(ctx), maxAge: SESSION_MS });
 }
 
-/** Signs the browser out: the cookie and its signature are cleared. */
-export function endAdminSession(ctx: Context): void {
+/**
+ * Signs the browser out: its session is recorded as ended for every API process, so a copy of
+ * the cookie (which stays signed until it expires) opens nothing, and the cookie is cleared.
+ */
+export async function endAdminSession(ctx: Context, access: AdminAccess): Promise<void> {
+  const session = sessionOf(ctx);
+  if (session) await access.signOut(session.id, session.expires);
   ctx.cookies.set(COOKIE, null, { ...cookieOptions(ctx), maxAge: 0 });
 }
 

@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { AdminAccess } from '../../core/admin-access.js';
 import type { ApiKeys } from '../../core/api-keys.js';
 import type { OidcVerifier } from '../../core/registry/identity.js';
-import { AppError, forbidden, unauthorized, unavailable } from '../../lib/errors.js';
+import { AppError, forbidden, rateLimited, unauthorized, unavailable } from '../../lib/errors.js';
 import { ADMIN_SIGN_IN_PATH, hasAdminSession, startAdminSession, wantsPage } from './admin-session.js';
 import { requestLog } from './request-context.js';
 
@@ -66,14 +66,15 @@ export function requireIdToken(verifier: OidcVerifier): Middleware {
  * Admin endpoints (`ADMIN_TOKEN`): the session cookie the sign-in page sets, `Authorization:
  * Bearer <token>`, or Basic auth with the token as password. A page load without any of them is
  * sent to the sign-in page (unless `challengePages`, for the page that asks with the browser's
- * password prompt); anything else gets a 401 with a Basic challenge. A page loaded with Basic credentials also
- * signs the browser in, so the board's own fetches (which a browser will not send URL credentials
- * with) carry the cookie.
+ * password prompt); anything else gets a 401 with a Basic challenge. A token is a try counted
+ * with the sign-in form's (see AdminAccess): a client over the limit gets 429, its token unchecked.
+ * A page loaded with Basic credentials also signs the browser in, so the board's own fetches
+ * (which a browser will not send URL credentials with) carry the cookie.
  */
-export function requireAdmin(adminToken: string | null, { challengePages = false } = {}): Middleware {
+export function requireAdmin(access: AdminAccess, { challengePages = false } = {}): Middleware {
   return async (ctx, next) => {
-    if (adminToken === null) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
-    if (hasAdminSession(ctx)) return next();
+    if (!access.enabled) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
+    if (await hasAdminSession(ctx, access)) return next();
     const header = ctx.get('authorization');
     if (header === '' && wantsPage(ctx) && !challengePages) return ctx.redirect(ADMIN_SIGN_IN_PATH);
     let presented: string | null = null;
@@ -84,7 +85,11 @@ export function requireAdmin(adminToken: string | null, { challengePages = false
       const decoded = Buffer.from(basic[1] as string, 'base64').toString('utf8');
       presented = decoded.slice(decoded.indexOf(':') + 1);
     }
-    if (presented === null || !sameSecret(presented, adminToken)) {
+    const tried = presented === null ? null : await access.tryToken(ctx.ip, presented);
+    if (tried?.limited) {
+      throw rateLimited('Too many wrong admin tokens from this address: none is checked until the minute is over.', tried.retryAfterSeconds);
+    }
+    if (!tried?.right) {
       throw new AppError(401, 'unauthenticated', 'Admin credentials required (Bearer ADMIN_TOKEN).', undefined, {
         'WWW-Authenticate': 'Basic realm="cairn-admin", charset="UTF-8"',
       });
@@ -92,13 +97,4 @@ export function requireAdmin(adminToken: string | null, { challengePages = false
     if (basic && wantsPage(ctx)) startAdminSession(ctx);
     await next();
   };
-}
-
-/**
- * Compares a presented secret with the expected one in time that depends on neither where they
- * differ nor how long the presented one is (both are hashed to the same length first).
- */
-export function sameSecret(presented: string, expected: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(presented), digest(expected));
 }

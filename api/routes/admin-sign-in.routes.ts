@@ -1,28 +1,25 @@
 import coBody from 'co-body';
 import type { Context, Middleware } from 'koa';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { AdminAccess } from '../../core/admin-access.js';
 import { forbidden } from '../../lib/errors.js';
 import { ADMIN_BASIC_SIGN_IN_PATH, ADMIN_SIGN_IN_PATH, ADMIN_SIGN_OUT_PATH, endAdminSession, startAdminSession } from '../middleware/admin-session.js';
-import { requireAdmin, sameSecret } from '../middleware/auth.js';
+import { requireAdmin } from '../middleware/auth.js';
 import { BULL_BOARD_PATH } from './admin.routes.js';
-
-/** Failed sign-ins a client may make per minute before the form stops checking its guesses. */
-const FAILURES_PER_MINUTE = 10;
 
 /**
  * The admin sign-in page: GET shows the form, POST checks ADMIN_TOKEN (the password Bull Board
  * takes with Basic auth) and sets the signed session cookie, then sends the browser to the board.
  * ADMIN_BASIC_SIGN_IN_PATH asks with the browser's own password prompt instead (Basic auth, the token
  * as password), for a browser told the credentials or given them in the URL. Sign-out (a link on
- * the board, or a form's POST) clears the cookie. These are pages for people,
- * not API routes, so they are not in `/openapi.json`.
+ * the board, or a form's POST) ends the session on every API process and clears the cookie. The
+ * form's tries count with every other way the token is presented (see AdminAccess). These are
+ * pages for people, not API routes, so they are not in `/openapi.json`.
  */
-export function adminSignIn(adminToken: string | null): Middleware {
-  const failures = new RateLimiterMemory({ points: FAILURES_PER_MINUTE, duration: 60 });
-  const basicGuard = requireAdmin(adminToken, { challengePages: true });
+export function adminSignIn(access: AdminAccess): Middleware {
+  const basicGuard = requireAdmin(access, { challengePages: true });
   return async (ctx, next) => {
     if (ctx.path === ADMIN_SIGN_OUT_PATH && (ctx.method === 'GET' || ctx.method === 'POST')) {
-      endAdminSession(ctx);
+      await endAdminSession(ctx, access);
       return ctx.redirect(ADMIN_SIGN_IN_PATH);
     }
     if (ctx.path === ADMIN_BASIC_SIGN_IN_PATH && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
@@ -36,20 +33,16 @@ export function adminSignIn(adminToken: string | null): Middleware {
       });
     }
     if (ctx.path !== ADMIN_SIGN_IN_PATH) return next();
-    if (adminToken === null) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
+    if (!access.enabled) throw forbidden('Admin endpoints are disabled: set ADMIN_TOKEN to enable them.');
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return page(ctx, 200);
     if (ctx.method !== 'POST') return next();
 
-    const spent = await failures.get(ctx.ip);
-    if (spent && spent.consumedPoints >= FAILURES_PER_MINUTE) {
-      ctx.set('Retry-After', String(Math.ceil(spent.msBeforeNext / 1000)));
+    const tried = await access.tryToken(ctx.ip, await presentedToken(ctx));
+    if (tried.limited) {
+      ctx.set('Retry-After', String(tried.retryAfterSeconds));
       return page(ctx, 429, 'Too many wrong tokens from this address; wait a minute and try again.');
     }
-    if (!sameSecret(await presentedToken(ctx), adminToken)) {
-      await failures.penalty(ctx.ip);
-      return page(ctx, 401, 'That is not the admin token. Use the value of ADMIN_TOKEN.');
-    }
-    await failures.delete(ctx.ip);
+    if (!tried.right) return page(ctx, 401, 'That is not the admin token. Use the value of ADMIN_TOKEN.');
     startAdminSession(ctx);
     ctx.status = 303;
     ctx.redirect(BULL_BOARD_PATH);
