@@ -227,6 +227,36 @@ describe('hostile input', function () {
       expect400(page, 'validation_failed');
     });
 
+    it('a query parameter given twice is a 400 naming it, on every route, and nothing is deleted', async () => {
+      const [qa, qb] = [unique('qa'), unique('qb')];
+      for (const user of [qa, qb]) {
+        const added = await post('/v3/memories/add', { messages: [{ role: 'user', content: `I am ${user} and I like tea.` }], user_id: user, infer: false });
+        expect(added.status, JSON.stringify(added.body)).to.equal(200);
+      }
+      const both = await t.http.delete(`/v1/memories/?user_id=${qa}&user_id=${qb}`).set('Authorization', auth);
+      expect400(both, 'validation_failed');
+      expect(both.body.detail).to.equal('Invalid query string: /user_id is given 2 times; send it once.');
+      expect(both.body.errors).to.deep.equal([{ path: '/user_id', message: 'is given 2 times; send it once' }]);
+      // even the same value twice: the caller meant one of them, and Cairn cannot tell which
+      expect400(await t.http.delete(`/v1/memories/?user_id=${qb}&user_id=${qb}`).set('Authorization', auth), 'validation_failed');
+      for (const user of [qa, qb]) {
+        const listed = await post('/v3/memories', { filters: { user_id: user } });
+        expect(listed.body.results.map((m: { memory: string }) => m.memory), user).to.deep.equal([`I am ${user} and I like tea.`]);
+      }
+
+      const lists = routesOf(t.app).filter((r) => r.method === 'get' && r.auth === 'token' && (r.query?.properties as Record<string, unknown> | undefined)?.limit);
+      expect(lists.length).to.be.greaterThan(8);
+      for (const route of lists) {
+        const path = route.path.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?/g, () => unique('x'));
+        const res = await get(`${path}?limit=5&offset=0&limit=6`);
+        expect(res.status, `${route.path}: ${JSON.stringify(res.body)}`).to.equal(400);
+        expect(res.body.errors, route.path).to.deep.equal([{ path: '/limit', message: 'is given 2 times; send it once' }]);
+      }
+      const page = await t.http.post('/v3/memories?page=1&page=2').set('Authorization', auth).send({ filters: { user_id: qb } });
+      expect400(page, 'validation_failed');
+      expect(page.body.detail).to.match(/\/page is given 2 times/);
+    });
+
     it('usage dates are checked as dates', async () => {
       expect400(await get('/v1/usage?to=2024-13-45'), 'validation_failed');
       expect400(await get('/v1/usage?from=2023-02-29'), 'validation_failed');
