@@ -307,4 +307,29 @@ describe(`mem0 webhooks (${PROFILE})`, function () {
     const still = await t.http.get(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).expect(200);
     expect(still.body.url).to.equal(hooks.base);
   });
+
+  it('refuses a url on port 0 with a 400 that says so, on create and update; nothing is stored or changed', async () => {
+    const hooks = await receiver();
+    const path = `/api/v1/webhooks/projects/${projectId}/`;
+    const stored = async () => (await client.getWebhooks()).map((w) => `${w.name} ${w.url}`).sort();
+    const before = await stored();
+    const refusal = {
+      detail: 'url is not allowed: port 0 is not a port a receiver can listen on.',
+      code: 'url_not_allowed',
+      errors: [{ path: '/url', message: 'port 0 is not a port a receiver can listen on' }],
+    };
+    for (const url of ['http://93.184.215.14:0/', 'http://127.0.0.1:0/in', 'https://127.0.0.1:00/in']) {
+      const res = await t.http.post(path).set('Authorization', token(key)).send({ name: unique('zero'), url, event_types: ['memory_add'] });
+      expect(res.status, url).to.equal(400);
+      expect(res.body, url).to.deep.equal(refusal);
+    }
+    expect(await stored()).to.deep.equal(before);
+    const created = await client.createWebhook({ name: unique('port'), url: hooks.base, eventTypes: ['memory_add'] });
+    const res = await t.http.put(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).send({ url: 'http://93.184.215.14:0/' });
+    expect(res.status).to.equal(400);
+    expect(res.body).to.deep.equal(refusal);
+    const still = await t.http.get(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).expect(200);
+    expect(still.body.url).to.equal(hooks.base);
+  });
+
 });
