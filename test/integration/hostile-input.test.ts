@@ -257,6 +257,35 @@ describe('hostile input', function () {
       expect(page.body.detail).to.match(/\/page is given 2 times/);
     });
 
+    it('a name with a control or bidirectional formatting character is a 400 naming the field, as /openapi.json says, and nothing is created', async () => {
+      const keys = async () => (await get('/v1/api-keys?limit=100')).body;
+      const before = await keys();
+      for (const name of ['ci\u0000key', 'ci\r\nkey', 'ci\u001b]8;;key', 'ci\u009bkey', 'yek-ic\u202E', '\u2067ci\u2069']) {
+        const res = await post('/v1/api-keys', { name });
+        expect400(res, 'validation_failed');
+        expect(res.body.errors, JSON.stringify(name)).to.deep.equal([
+          {
+            path: '/name',
+            message:
+              'must not contain control characters (U+0000–U+001F, U+007F–U+009F) or bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)',
+          },
+        ]);
+      }
+      expect(await keys()).to.deep.equal(before);
+      const fine = await post('/v1/api-keys', { name: 'ключ für CI — 東京 ✓' });
+      expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
+      expect(fine.body.name).to.equal('ключ für CI — 東京 ✓');
+
+      type Doc = { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { pattern?: string }> } }> } }>> };
+      const doc = (await t.http.get('/openapi.json')).body as Doc;
+      const nameOf = (path: string, method: string) => doc.paths[path]?.[method]?.requestBody?.content['application/json']?.schema.properties.name;
+      for (const [path, method] of [['/v1/api-keys', 'post'], ['/api/v1/webhooks/projects/{projectId}', 'post'], ['/api/v1/webhooks/{id}', 'put']]) {
+        const pattern = nameOf(path as string, method as string)?.pattern;
+        expect(pattern, `${method} ${path}`).to.be.a('string');
+        expect(new RegExp(pattern as string, 'u').test('a\u202Eb'), `${method} ${path}`).to.equal(false);
+      }
+    });
+
     it('usage dates are checked as dates', async () => {
       expect400(await get('/v1/usage?to=2024-13-45'), 'validation_failed');
       expect400(await get('/v1/usage?from=2023-02-29'), 'validation_failed');
