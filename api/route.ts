@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { KeyPrincipal } from '../core/api-keys.js';
 import type { RegistryCaller } from '../core/registry/identity.js';
+import { badRequest, type FieldError } from '../lib/errors.js';
 import { ajv, assertValid, type JsonSchema } from '../lib/validation.js';
 import { jsonBody } from './middleware/body.js';
 import { multipartBody, type UploadedFile } from './middleware/multipart.js';
@@ -138,25 +139,48 @@ const NO_QUERY = ajv.compile({ type: 'object', additionalProperties: false, prop
  * numbers and booleans (leaving anything unparsable for the validator to reject), and give each
  * parameter left out the default its schema documents (a list's `limit` of 50). The one ajv runs
  * without `useDefaults`, so request bodies reach handlers as sent; a query is filled in here.
+ * Only a parameter the schema declares an array may be given more than once (its values a list,
+ * even of one): any other given twice is a 400 naming it, since picking one of its values would
+ * act on a request the caller did not make (`DELETE /v1/memories?user_id=a&user_id=b` deleting b's).
  */
 export function coerceQuery(schema: JsonSchema, query: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const properties = (schema.properties ?? {}) as Record<string, { type?: string; default?: unknown }>;
+  const properties = (schema.properties ?? {}) as Record<string, QueryProperty>;
   const out: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(properties)) {
     if (property.default !== undefined) out[key] = structuredClone(property.default);
   }
+  const repeated: FieldError[] = [];
   for (const [key, raw] of Object.entries(query)) {
-    const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-    const type = properties[key]?.type;
-    if ((type === 'integer' || type === 'number') && typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)) {
-      out[key] = Number(value);
-    } else if (type === 'boolean' && (value === 'true' || value === 'false')) {
-      out[key] = value === 'true';
+    if (raw === undefined) continue;
+    const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
+    if (property?.type === 'array') {
+      out[key] = (Array.isArray(raw) ? raw : [raw]).map((value) => coerceValue(property.items?.type, value));
+    } else if (Array.isArray(raw)) {
+      repeated.push({ path: `/${key}`, message: `is given ${raw.length} times; send it once` });
     } else {
-      out[key] = value;
+      out[key] = coerceValue(property?.type, raw);
     }
   }
+  const first = repeated[0];
+  if (first) {
+    const more = repeated.length > 1 ? ` (and ${repeated.length - 1} more)` : '';
+    throw badRequest('validation_failed', `Invalid query string: ${first.path} ${first.message}${more}.`, repeated);
+  }
   return out;
+}
+
+/** The part of a query parameter's schema `coerceQuery` reads. */
+interface QueryProperty {
+  type?: string;
+  default?: unknown;
+  items?: { type?: string };
+}
+
+/** One query value as the schema's `type` reads it; what does not parse stays a string for the validator to reject. */
+function coerceValue(type: string | undefined, value: string): unknown {
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) return Number(value);
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
 }
 
 /** The `{detail, code, errors?}` error body of /v1 and /v3. */

@@ -19,6 +19,18 @@ export type { JSONSchemaType };
 /** A JSON schema object as written in Cairn's route and job definitions. */
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * The `pattern` of a name a person gives (a webhook's, an API key's): no C0 or C1 control
+ * character (a NUL, a newline or an escape sequence, which cut or forge log lines and terminal
+ * output) and no bidirectional control (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069),
+ * which make a name display other than it reads. Written with `\u` escapes, which both ajv and the
+ * Python regular expressions of the fuzzer reading /openapi.json understand.
+ */
+export const PLAIN_NAME_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$';
+
+/** What a value failing `PLAIN_NAME_PATTERN` is told, instead of the pattern itself. */
+const PLAIN_NAME_MESSAGE = 'must not contain control characters (U+0000–U+001F, U+007F–U+009F) or bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)';
+
 /** Turns ajv errors into `{path, message}` pairs a person can act on. */
 export function describeErrors(errors: ErrorObject[] | null | undefined, root = ''): FieldError[] {
   return (errors ?? []).map((e) => {
@@ -32,6 +44,8 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, root = 
       const missing = (e.params as { missingProperty: string }).missingProperty;
       path = `${path}/${missing}`;
       message = 'is required';
+    } else if (e.keyword === 'pattern' && (e.params as { pattern: string }).pattern === PLAIN_NAME_PATTERN) {
+      message = PLAIN_NAME_MESSAGE;
     } else if (e.keyword === 'enum') {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
       message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;

@@ -7,7 +7,7 @@ import type Koa from 'koa';
 import { createApp } from '../api/app.js';
 import { loadConfig } from '../lib/config.js';
 import { withTimeout } from '../lib/time.js';
-import { createLogger } from '../lib/logger.js';
+import { createLogger, type Logger } from '../lib/logger.js';
 import { Runtime, type Role } from '../runtime/runtime.js';
 import type { RelayOptions } from '../workers/outbox-relay.js';
 
@@ -56,15 +56,18 @@ export interface TestRuntime {
   close(): Promise<void>;
 }
 
-/** Builds and starts a runtime plus its app for supertest; `close()` shuts it down and cleans its queues. */
+/**
+ * Builds and starts a runtime plus its app for supertest (logging to `logger` when given, for a
+ * test that reads what was logged); `close()` shuts it down and cleans its queues.
+ */
 export async function startRuntime(
-  options: { role?: Role; env?: Record<string, string>; start?: boolean; relay?: Partial<RelayOptions> } = {},
+  options: { role?: Role; env?: Record<string, string>; start?: boolean; relay?: Partial<RelayOptions>; logger?: Logger } = {},
 ): Promise<TestRuntime> {
   const env = profileEnv(options.env);
   const config = loadConfig(env);
   const runtime = await Runtime.create(config, {
     role: options.role ?? 'all',
-    logger: createLogger(env.LOG_LEVEL ?? 'silent'),
+    logger: options.logger ?? createLogger(env.LOG_LEVEL ?? 'silent'),
     relay: { pollMs: 100, maxBackoffMs: 500, ...options.relay },
   });
   if (options.start !== false) await runtime.start();

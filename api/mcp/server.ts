@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -24,6 +25,12 @@ export interface McpServices extends ToolServices {
 
 /** MCP's code for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;
+/**
+ * The longest resource URI read. Names are at most 64 characters, so this leaves room for any
+ * real one percent-encoded; a longer URI is refused before it is matched, decoded, looked up or
+ * quoted back in an answer.
+ */
+const MAX_RESOURCE_URI = 4096;
 /** How many of each kind of resource a listing names (the first, newest first). */
 const RESOURCES_LISTED = 100;
 
@@ -99,11 +106,21 @@ export function mcpServerFactory(services: McpServices, version: string): (proje
     }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const { uri } = request.params;
+      if (uri.length > MAX_RESOURCE_URI) {
+        throw new McpError(ErrorCode.InvalidParams, `The resource URI is ${uri.length} characters long; Cairn's are at most ${MAX_RESOURCE_URI} characters (cairn://agents/{name}, cairn://knowledge/{name}, cairn://schemas/{name}).`);
+      }
       const match = /^cairn:\/\/([a-z]+)\/([^/]+)$/.exec(uri);
       const kind = match ? kinds.find((k) => k.kind === match[1]) : undefined;
       if (!match || !kind) throw new McpError(RESOURCE_NOT_FOUND, `Unknown resource ${uri}: Cairn's are cairn://agents/{name}, cairn://knowledge/{name} and cairn://schemas/{name}.`);
+      const name = decodedName(match[2] as string);
+      if (name === null) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `The resource URI ${uri} holds percent-encoding that is not UTF-8 text (a "%" not followed by two hex digits, or bytes such as %ED%A0%80 that are no character); encode the name with encodeURIComponent.`,
+        );
+      }
       try {
-        const value = readable(await kind.read(projectId, decodeURIComponent(match[2] as string)));
+        const value = readable(await kind.read(projectId, name));
         return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] };
       } catch (err) {
         const error = toAppError(err, 'MCP', 'resources/read');
@@ -114,6 +131,15 @@ export function mcpServerFactory(services: McpServices, version: string): (proje
     });
     return server;
   };
+}
+
+/** The name a resource URI's last segment encodes, or null when its percent-encoding is not UTF-8 text. */
+function decodedName(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { PlainName } from './common.js';
 
 /** `POST /v1/api-keys`. */
 export const CREATE_API_KEY = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'A label for the key.' })) },
+  { name: Type.Optional(PlainName(128, { description: 'A label for the key.' })) },
   { additionalProperties: false },
 );
 

@@ -1,4 +1,5 @@
-import { Kind, Type, type ObjectOptions, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Kind, Type, type ObjectOptions, type SchemaOptions, type Static, type StringOptions, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
+import { PLAIN_NAME_PATTERN } from '../../lib/validation.js';
 
 /*
  * Request schemas are TypeBox: one declaration gives the JSON Schema ajv enforces (and
@@ -24,6 +25,14 @@ export const AnyObject = (options: ObjectOptions = {}): TUnsafe<Record<string, u
 /** An object whose every value matches `value` (`additionalProperties: value`). */
 export const Dictionary = <T extends TSchema>(value: T, options: ObjectOptions = {}): TUnsafe<Record<string, Static<T>>> =>
   Type.Unsafe<Record<string, Static<T>>>({ type: 'object', ...options, additionalProperties: value });
+
+/**
+ * A name or label a person gives in free text (a webhook's, an API key's): 1 to `maxLength`
+ * characters, none a control or bidirectional formatting character (see `PLAIN_NAME_PATTERN`).
+ * Names Cairn addresses things by (agents, knowledge bases, indexes) have stricter patterns of their own.
+ */
+export const PlainName = (maxLength: number, options: StringOptions = {}): TString =>
+  Type.String({ minLength: 1, maxLength, pattern: PLAIN_NAME_PATTERN, ...options });
 
 /**
  * The largest offset a list takes: 2^31 - 1, which every database binds as a plain integer

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { WEBHOOK_EVENTS } from '../../core/webhooks/webhooks.js';
-import { StringEnum } from './common.js';
+import { PlainName, StringEnum } from './common.js';
 
-const NAME = Type.String({ minLength: 1, maxLength: 255 });
+const NAME = PlainName(255);
 const URL_FIELD = Type.String({
   minLength: 1,
   maxLength: 2048,

@@ -276,9 +276,11 @@ export class Webhooks {
     }
   }
 
-  /** Scheme, a metadata host name, or a literal address the rules refuse (names are checked on their DNS answer when connecting). */
+  /** Scheme, port 0, a metadata host name, or a literal address the rules refuse (names are checked on their DNS answer when connecting). */
   private literalRefusal(url: URL): string | null {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return `only http: and https: URLs may receive webhooks, not ${url.protocol}`;
+    // port 0 is no port a server listens on: every delivery would fail to connect
+    if (url.port === '0') return 'port 0 is not a port a receiver can listen on';
     return this.guard.hostRefusal(url.hostname);
   }
 

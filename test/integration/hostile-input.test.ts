@@ -227,6 +227,65 @@ describe('hostile input', function () {
       expect400(page, 'validation_failed');
     });
 
+    it('a query parameter given twice is a 400 naming it, on every route, and nothing is deleted', async () => {
+      const [qa, qb] = [unique('qa'), unique('qb')];
+      for (const user of [qa, qb]) {
+        const added = await post('/v3/memories/add', { messages: [{ role: 'user', content: `I am ${user} and I like tea.` }], user_id: user, infer: false });
+        expect(added.status, JSON.stringify(added.body)).to.equal(200);
+      }
+      const both = await t.http.delete(`/v1/memories/?user_id=${qa}&user_id=${qb}`).set('Authorization', auth);
+      expect400(both, 'validation_failed');
+      expect(both.body.detail).to.equal('Invalid query string: /user_id is given 2 times; send it once.');
+      expect(both.body.errors).to.deep.equal([{ path: '/user_id', message: 'is given 2 times; send it once' }]);
+      // even the same value twice: the caller meant one of them, and Cairn cannot tell which
+      expect400(await t.http.delete(`/v1/memories/?user_id=${qb}&user_id=${qb}`).set('Authorization', auth), 'validation_failed');
+      for (const user of [qa, qb]) {
+        const listed = await post('/v3/memories', { filters: { user_id: user } });
+        expect(listed.body.results.map((m: { memory: string }) => m.memory), user).to.deep.equal([`I am ${user} and I like tea.`]);
+      }
+
+      const lists = routesOf(t.app).filter((r) => r.method === 'get' && r.auth === 'token' && (r.query?.properties as Record<string, unknown> | undefined)?.limit);
+      expect(lists.length).to.be.greaterThan(8);
+      for (const route of lists) {
+        const path = route.path.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?/g, () => unique('x'));
+        const res = await get(`${path}?limit=5&offset=0&limit=6`);
+        expect(res.status, `${route.path}: ${JSON.stringify(res.body)}`).to.equal(400);
+        expect(res.body.errors, route.path).to.deep.equal([{ path: '/limit', message: 'is given 2 times; send it once' }]);
+      }
+      const page = await t.http.post('/v3/memories?page=1&page=2').set('Authorization', auth).send({ filters: { user_id: qb } });
+      expect400(page, 'validation_failed');
+      expect(page.body.detail).to.match(/\/page is given 2 times/);
+    });
+
+    it('a name with a control or bidirectional formatting character is a 400 naming the field, as /openapi.json says, and nothing is created', async () => {
+      const keys = async () => (await get('/v1/api-keys?limit=100')).body;
+      const before = await keys();
+      for (const name of ['ci\u0000key', 'ci\r\nkey', 'ci\u001b]8;;key', 'ci\u009bkey', 'yek-ic\u202E', '\u2067ci\u2069']) {
+        const res = await post('/v1/api-keys', { name });
+        expect400(res, 'validation_failed');
+        expect(res.body.errors, JSON.stringify(name)).to.deep.equal([
+          {
+            path: '/name',
+            message:
+              'must not contain control characters (U+0000–U+001F, U+007F–U+009F) or bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)',
+          },
+        ]);
+      }
+      expect(await keys()).to.deep.equal(before);
+      const fine = await post('/v1/api-keys', { name: 'ключ für CI — 東京 ✓' });
+      expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
+      expect(fine.body.name).to.equal('ключ für CI — 東京 ✓');
+
+      type Doc = { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { pattern?: string }> } }> } }>> };
+      const doc = (await t.http.get('/openapi.json')).body as Doc;
+      const nameOf = (path: string, method: string) => doc.paths[path]?.[method]?.requestBody?.content['application/json']?.schema.properties.name;
+      for (const [path, method] of [['/v1/api-keys', 'post'], ['/api/v1/webhooks/projects/{projectId}', 'post'], ['/api/v1/webhooks/{id}', 'put']]) {
+        const pattern = nameOf(path as string, method as string)?.pattern;
+        expect(pattern, `${method} ${path}`).to.be.a('string');
+        expect(new RegExp(pattern as string, 'u').test('a\u202Eb'), `${method} ${path}`).to.equal(false);
+      }
+    });
+
     it('usage dates are checked as dates', async () => {
       expect400(await get('/v1/usage?to=2024-13-45'), 'validation_failed');
       expect400(await get('/v1/usage?from=2023-02-29'), 'validation_failed');

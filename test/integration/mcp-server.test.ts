@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { MCP_TOOLS, mcpProject, serveMcp, type McpProject } from '../mcp-fixtures.js';
 
@@ -46,8 +47,11 @@ describe(`MCP server at /mcp (${PROFILE})`, function () {
     return text;
   }
 
+  // what the server logged at warn and above, one JSON line each
+  const logged: string[] = [];
+
   before(async () => {
-    t = await startRuntime();
+    t = await startRuntime({ logger: pino({ level: 'warn' }, { write: (line: string) => logged.push(line) }) });
     served = await serveMcp(t);
     a = await mcpProject(t);
     b = await mcpProject(t);
@@ -168,6 +172,35 @@ describe(`MCP server at /mcp (${PROFILE})`, function () {
     let missing: unknown;
     await other.readResource({ uri: `cairn://agents/${a.agent}` }).catch((err: unknown) => (missing = err));
     expect(String(missing)).to.match(/not found|no agent/i);
+  });
+
+  it('a resource URI that is not UTF-8 text or is too long is invalid params (-32602), said plainly and logged without a stack', async () => {
+    const before = logged.length;
+    const read = async (uri: string) => {
+      const res = await t.http
+        .post('/mcp')
+        .set('Authorization', token(a.key))
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 7, method: 'resources/read', params: { uri } });
+      expect(res.status, uri.slice(0, 80)).to.equal(200);
+      return res.body.error as { code: number; message: string };
+    };
+    for (const uri of ['cairn://agents/%E0%A4%A', 'cairn://agents/%ED%A0%80', 'cairn://schemas/%FF', 'cairn://knowledge/100%']) {
+      const error = await read(uri);
+      expect(error.code, uri).to.equal(-32602);
+      expect(error.message, uri).to.match(/percent-encoding .* not UTF-8/);
+    }
+    const long = await read(`cairn://agents/${'a'.repeat(5 * 1024 * 1024)}`);
+    expect(long.code).to.equal(-32602);
+    expect(long.message).to.match(/at most 4096 characters/);
+    expect(long.message.length).to.be.below(500);
+    let refused: unknown;
+    await client.readResource({ uri: 'cairn://agents/%E0%A4%A' }).catch((err: unknown) => (refused = err));
+    expect((refused as { code?: number }).code).to.equal(-32602);
+    expect(logged.slice(before).join('\n')).to.not.match(/URIError|call stack|"stack"/);
+    // the encoded name of an agent that exists still reads
+    const agent = await client.readResource({ uri: `cairn://agents/${encodeURIComponent(a.agent)}` });
+    expect(JSON.parse((agent.contents[0] as { text: string }).text)).to.include({ name: a.agent });
   });
 
   it('refuses a missing or wrong key with a 401 before any MCP processing: the client cannot connect', async () => {

@@ -307,4 +307,52 @@ describe(`mem0 webhooks (${PROFILE})`, function () {
     const still = await t.http.get(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).expect(200);
     expect(still.body.url).to.equal(hooks.base);
   });
+
+  it('refuses a url on port 0 with a 400 that says so, on create and update; nothing is stored or changed', async () => {
+    const hooks = await receiver();
+    const path = `/api/v1/webhooks/projects/${projectId}/`;
+    const stored = async () => (await client.getWebhooks()).map((w) => `${w.name} ${w.url}`).sort();
+    const before = await stored();
+    const refusal = {
+      detail: 'url is not allowed: port 0 is not a port a receiver can listen on.',
+      code: 'url_not_allowed',
+      errors: [{ path: '/url', message: 'port 0 is not a port a receiver can listen on' }],
+    };
+    for (const url of ['http://93.184.215.14:0/', 'http://127.0.0.1:0/in', 'https://127.0.0.1:00/in']) {
+      const res = await t.http.post(path).set('Authorization', token(key)).send({ name: unique('zero'), url, event_types: ['memory_add'] });
+      expect(res.status, url).to.equal(400);
+      expect(res.body, url).to.deep.equal(refusal);
+    }
+    expect(await stored()).to.deep.equal(before);
+    const created = await client.createWebhook({ name: unique('port'), url: hooks.base, eventTypes: ['memory_add'] });
+    const res = await t.http.put(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).send({ url: 'http://93.184.215.14:0/' });
+    expect(res.status).to.equal(400);
+    expect(res.body).to.deep.equal(refusal);
+    const still = await t.http.get(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).expect(200);
+    expect(still.body.url).to.equal(hooks.base);
+  });
+
+  it('refuses a name with control or bidirectional formatting characters with a 400 naming it, on create and update; nothing is stored or changed', async () => {
+    const hooks = await receiver();
+    const path = `/api/v1/webhooks/projects/${projectId}/`;
+    const stored = async () => (await client.getWebhooks()).map((w) => `${w.name} ${w.url}`).sort();
+    const before = await stored();
+    const hostile = ['nul\u0000name', 'two\nlines', 'tab\there', 'red\u001b[31m', 'del\u007f', 'next\u0085line', 'invoice\u202Efdp.exe', '\u2066isolated\u2069', 'mark\u200F', 'arabic\u061Cmark', 'lrm\u200E'];
+    for (const name of hostile) {
+      const res = await t.http.post(path).set('Authorization', token(key)).send({ name, url: hooks.base, event_types: ['memory_add'] });
+      expect(res.status, JSON.stringify(name)).to.equal(400);
+      expect(res.body.code).to.equal('validation_failed');
+      expect(res.body.detail, JSON.stringify(name)).to.match(/^Invalid request body: \/name must not contain control characters .* or bidirectional formatting characters/);
+      expect(res.body.errors.map((e: { path: string }) => e.path)).to.deep.equal(['/name']);
+    }
+    expect(await stored()).to.deep.equal(before);
+
+    const created = await client.createWebhook({ name: 'مرحبا 👋 hooks', url: hooks.base, eventTypes: ['memory_add'] });
+    expect(created.name).to.equal('مرحبا 👋 hooks');
+    const res = await t.http.put(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).send({ name: 'renamed\u202E' });
+    expect(res.status).to.equal(400);
+    expect(res.body.errors.map((e: { path: string }) => e.path)).to.deep.equal(['/name']);
+    const still = await t.http.get(`/api/v1/webhooks/${created.webhookId}/`).set('Authorization', token(key)).expect(200);
+    expect(still.body.name).to.equal('مرحبا 👋 hooks');
+  });
 });

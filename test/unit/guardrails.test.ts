@@ -399,23 +399,46 @@ describe('guardrails: ChatRiskModel', () => {
   });
 });
 
-describe('guardrails: speed', () => {
-  it('runs all five checks on a 2 KB message 1 000 times in under a second', async function () {
-    this.timeout(30_000);
-    const text = 'Hello, I placed order 12345 last week and it has not arrived yet. Could you check the status and tell me about your refund policy? Thanks! '
-      .repeat(20)
-      .slice(0, 2048);
-    const all = side([...GUARDRAIL_CHECKS]);
-    // Best of three rounds: the first warms the JIT, and a busy machine should not fail the test.
-    let best = Infinity;
-    for (let round = 0; round < 3; round++) {
-      const started = performance.now();
-      for (let i = 0; i < 1000; i++) {
-        const verdict = await guardrails.check(all, text, 'input');
-        if (!verdict.allowed) throw new Error('benign text was blocked');
-      }
-      best = Math.min(best, performance.now() - started);
+describe('guardrails: cost', () => {
+  // How fast the checks run is measured by `npm run bench:chat` (its guardrails stage), not here:
+  // a wall-clock bound fails on a busy machine. What a test can hold is the shape of the cost —
+  // it grows in proportion to the message, with no pattern that backtracks on a long one — as a
+  // ratio of CPU time (not elapsed time) between the same amount of text as short and long messages.
+  const texts: Record<string, string> = {
+    'a customer message': 'Hello, I placed order 12345 last week and it has not arrived yet. Could you check the status and tell me about your refund policy? Thanks! ',
+    'runs of digit groups': '4111 1111-1111 1111 12/29 123 1.2.3.4 +1 (555) 123 4567 ',
+    'near-misses of every check': 'ignore all the the your previous a.b.c@d.e.f password = key: sk-live DE89 3704 0044 QWxhZGRpbjpvcGVu ',
+  };
+  const sized = (unit: string, length: number): string => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+  const all = side([...GUARDRAIL_CHECKS]);
+
+  /** CPU milliseconds this process spends checking `text` `times` times. */
+  async function cpuMs(text: string, times: number): Promise<number> {
+    const started = process.cpuUsage();
+    for (let i = 0; i < times; i++) await guardrails.check(all, text, 'input');
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / 1000;
+  }
+
+  it('lets a benign 2 KB message through every check', async () => {
+    const verdict = await guardrails.check(all, sized(texts['a customer message'] as string, 2048), 'input');
+    expect(verdict.allowed).to.equal(true);
+    expect(verdict.checks.map((c) => c.name)).to.have.members([...GUARDRAIL_CHECKS]);
+    expect(verdict.checks.every((c) => !c.flagged && c.error === undefined)).to.equal(true);
+  });
+
+  it('costs in proportion to the message: a 64 KB message costs about what 32 messages of 2 KB do', async function () {
+    this.timeout(60_000);
+    for (const [what, unit] of Object.entries(texts)) {
+      const short = sized(unit, 2048);
+      const long = sized(unit, 64 * 1024);
+      await cpuMs(short, 16);
+      await cpuMs(long, 1);
+      // the same 128 KB of text each way; the lowest of three ratios, as noise only ever raises one
+      let ratio = Infinity;
+      for (let round = 0; round < 3; round++) ratio = Math.min(ratio, (await cpuMs(long, 2)) / (await cpuMs(short, 64)));
+      // linear is about 1; a cost quadratic in the length would be about 32
+      expect(ratio, what).to.be.below(4);
     }
-    expect(best).to.be.below(1000);
   });
 });

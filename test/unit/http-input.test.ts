@@ -13,7 +13,25 @@ describe('query coercion', () => {
   it('turns declared numbers and booleans into values and leaves the rest for validation', () => {
     expect(coerceQuery(schema, { limit: '20', deep: 'true', q: '42' })).to.deep.equal({ limit: 20, deep: true, q: '42' });
     expect(coerceQuery(schema, { limit: 'ten', deep: 'yes' })).to.deep.equal({ limit: 'ten', deep: 'yes' });
-    expect(coerceQuery(schema, { limit: ['1', '2'] })).to.deep.equal({ limit: 2 });
+  });
+
+  it('refuses a parameter given twice, naming each, unless the schema declares it a list', () => {
+    const refusal = (query: Record<string, string | string[]>) => {
+      try {
+        coerceQuery(schema, query);
+      } catch (err) {
+        return err as { status: number; code: string; detail: string; errors: Array<{ path: string; message: string }> };
+      }
+      return expect.fail('should have thrown');
+    };
+    const once = refusal({ limit: ['1', '2'], q: 'x' });
+    expect(once).to.include({ status: 400, code: 'validation_failed', detail: 'Invalid query string: /limit is given 2 times; send it once.' });
+    expect(refusal({ q: ['a', 'b', 'c'], other: ['1', '1'] }).errors).to.deep.equal([
+      { path: '/q', message: 'is given 3 times; send it once' },
+      { path: '/other', message: 'is given 2 times; send it once' },
+    ]);
+    const lists = { type: 'object', properties: { tag: { type: 'array', items: { type: 'string' } }, n: { type: 'array', items: { type: 'integer' } } } };
+    expect(coerceQuery(lists, { tag: ['a', 'b'], n: '3' })).to.deep.equal({ tag: ['a', 'b'], n: [3] });
   });
 
   it('gives a parameter left out the default its schema documents', () => {
