@@ -25,11 +25,20 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
       schema,
     }));
+    const headerProps = (route.headers?.properties ?? {}) as Record<string, JsonSchema>;
+    const headerRequired = new Set((route.headers?.required as string[] | undefined) ?? []);
+    const headerParams = Object.entries(headerProps).map(([name, schema]) => ({
+      name,
+      in: 'header',
+      required: headerRequired.has(name),
+      ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
+      schema,
+    }));
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      parameters: [...pathParams, ...queryParams],
+      parameters: [...pathParams, ...queryParams, ...headerParams],
       responses: Object.fromEntries(
         Object.entries(withCommonErrors(route)).map(([status, r]) => [
           status,

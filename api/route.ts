@@ -57,6 +57,11 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
    */
   upload?: { fields: F; jsonFields: readonly string[]; maxBytes: number };
   query?: Q;
+  /**
+   * The request headers the route reads: an object schema keyed by header name as documented
+   * (`Idempotency-Key`), matched case-insensitively. The handler finds those sent in `ctx.state.headers`.
+   */
+  headers?: TSchema;
   responses: Record<number, ResponseSpec>;
   handler(ctx: RouteContext<B, Q, F, A>): Promise<void> | void;
 }
@@ -67,7 +72,7 @@ export interface RouteDefinition<B extends TSchema | undefined, Q extends TSchem
  * either the JSON body (no `upload`) or the upload's fields and file.
  */
 export type RouteContext<B extends TSchema | undefined, Q extends TSchema | undefined, F extends TSchema, A extends RouteAuth> = Context & {
-  state: { principal: PrincipalOf<A>; query: Input<Q, NoQuery> } & (
+  state: { principal: PrincipalOf<A>; query: Input<Q, NoQuery>; headers: Record<string, string | undefined> } & (
     | { body: Input<B, undefined>; upload?: undefined }
     | { body: Static<F>; upload: UploadedFile }
   );
@@ -95,6 +100,20 @@ export class RouteCatalog {
 export function mount(router: Router, catalog: RouteCatalog, guards: Record<RouteAuth, Middleware>, spec: RouteSpec, options: { bodyLimitBytes: number }): void {
   catalog.routes.push(spec);
   const chain: Middleware[] = [guards[spec.auth]];
+  if (spec.headers) {
+    const names = Object.keys((spec.headers.properties ?? {}) as Record<string, unknown>);
+    const validateHeaders = ajv.compile(spec.headers);
+    chain.push(async (ctx, next) => {
+      const sent: Record<string, string> = {};
+      for (const name of names) {
+        const value = ctx.headers[name.toLowerCase()];
+        // a header sent twice arrives joined by ", " (or as a list), which the schema then refuses
+        if (value !== undefined) sent[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      ctx.state.headers = assertValid(validateHeaders, sent, '', 'headers');
+      await next();
+    });
+  }
   if (spec.upload) {
     const upload = spec.upload;
     const validateFields = ajv.compile(upload.fields);
