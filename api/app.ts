@@ -64,7 +64,7 @@ export function createApp(runtime: Runtime): Koa {
     ...indexRoutes({ indexes: runtime.indexes }),
     ...schemaRoutes({ schemas: runtime.schemas }),
     ...recordRoutes({ records: runtime.records, memorySearch: runtime.memorySearch, extraction: runtime.extraction }),
-    ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, memoryModel: runtime.config.memoryModel }),
+    ...mem0Routes({ memories: runtime.memories, extraction: runtime.extraction, idempotency: runtime.idempotency, memoryModel: runtime.config.memoryModel }),
     ...mem0BulkRoutes({ bulk: runtime.bulkMemories }),
     ...mem0FeedbackRoutes({ memories: runtime.memories }),
     ...mem0ExportRoutes({ memoryExports: runtime.memoryExports }),

@@ -33,6 +33,8 @@ import { createDatabase, type Knex } from '../db/knex.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
 import { AdminSignOutsRepository } from '../db/repositories/admin-sign-outs.repository.js';
+import { IdempotencyKeysRepository } from '../db/repositories/idempotency-keys.repository.js';
+import { Idempotency } from '../core/idempotency.js';
 import { ApiKeysRepository } from '../db/repositories/api-keys.repository.js';
 import { IndexesRepository } from '../db/repositories/indexes.repository.js';
 import { MemoryTermsRepository } from '../db/repositories/memory-terms.repository.js';
@@ -148,6 +150,8 @@ export class Runtime {
   readonly retention: Retention;
   readonly usage: Usage;
   readonly extraction: RecordExtraction;
+  /** The answers of writes sent with an `Idempotency-Key`. */
+  readonly idempotency: Idempotency;
   /** Knowledge bases, the document pipeline and retrieval. */
   readonly knowledge: Knowledge;
   /** The `index.reconcile` pass: re-queues stuck indexing and re-indexes rows whose vectors are missing. */
@@ -199,6 +203,7 @@ export class Runtime {
       webhooks: new WebhooksRepository(db),
       memoryExports: new MemoryExportsRepository(db),
       projectSettings: new ProjectSettingsRepository(db),
+      idempotencyKeys: new IdempotencyKeysRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
@@ -231,7 +236,9 @@ export class Runtime {
     this.usage = new Usage(this.repositories.usage);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
-    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions);
+    // a retry waits on the first request with its key as long as that request waits on its job
+    this.idempotency = new Idempotency(this.repositories.idempotencyKeys, { waitMs: config.extractTimeoutMs });
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions, this.idempotency);
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, this.reranking, configCache);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, this.repositories.projectSettings, {
       graceMs: config.reconcileGraceMs,
@@ -324,7 +331,7 @@ export class Runtime {
     const handlers = {
       'probe.touch': probeTouchJob(this.probes),
       'memory.index': memoryIndexJob(this.memoryIndexer),
-      'retention.sweep': retentionSweepJob(this.retention, this.webhooks, this.config.webhookLogDays),
+      'retention.sweep': retentionSweepJob(this.retention, this.webhooks, this.config.webhookLogDays, this.idempotency),
       'record.extract': recordExtractJob(this.extraction),
       'memory.infer': memoryInferJob(this.extraction),
       'document.process': documentProcessJob(this.knowledge),
@@ -344,6 +351,8 @@ export class Runtime {
       // One embedded process owns the outbox: leases left by a previous run are stale.
       await this.repositories.outbox.releaseAll();
       await this.repositories.projectSettings.releaseAll();
+      // and so are idempotency keys whose jobs were running in it: a retry may take them over
+      await this.repositories.idempotencyKeys.releaseAll();
     }
     if (this.role !== 'api') {
       this.queue.startWorkers(this.handlers());

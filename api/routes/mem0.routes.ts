@@ -1,11 +1,13 @@
+import type { Context } from 'koa';
 import type { RecordExtraction } from '../../core/extract.js';
+import type { Idempotency, IdempotentAnswer } from '../../core/idempotency.js';
 import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
-import type { AddedMemory } from '../../core/memory-decisions.js';
 import { withCategories } from '../../core/memory/categories.js';
-import { mem0Add, mem0Owner } from '../../core/memory/mem0-add.js';
+import { mem0Add, mem0AddAnswer, mem0Owner } from '../../core/memory/mem0-add.js';
 import { queryFilters } from '../../core/memory/mem0-query-filters.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
+import { IDEMPOTENCY_HEADERS } from '../schemas/common.js';
 import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
@@ -17,9 +19,34 @@ const show = (m: MemoryView) => ({ ...m, created_at: iso(m.created_at), updated_
 const showHistory = (h: HistoryView) => ({ ...h, created_at: iso(h.created_at), updated_at: iso(h.updated_at) });
 const notFound = { 404: { description: 'No such memory in this project', schema: ERROR_SCHEMA } };
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
+const idempotent = {
+  422: { description: 'The Idempotency-Key was sent before with another body (code idempotency_key_mismatch)', schema: ERROR_SCHEMA },
+  503: {
+    description:
+      'The work did not finish in time, or the first request with this Idempotency-Key is still running (code idempotency_key_in_progress): retry (with the same key, which answers what the work stored)',
+    schema: ERROR_SCHEMA,
+  },
+};
+
+/** Answers what an idempotent write answered (again, when `replayed`). */
+function reply(ctx: Context, answer: IdempotentAnswer & { replayed: boolean }): void {
+  if (answer.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.status = answer.status;
+  ctx.body = answer.body;
+}
 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
-export function mem0Routes({ memories, extraction, memoryModel }: { memories: Memories; extraction: RecordExtraction; memoryModel: string }): RouteSpec[] {
+export function mem0Routes({
+  memories,
+  extraction,
+  idempotency,
+  memoryModel,
+}: {
+  memories: Memories;
+  extraction: RecordExtraction;
+  idempotency: Idempotency;
+  memoryModel: string;
+}): RouteSpec[] {
   const add = route({
     method: 'post',
     path: '/v3/memories/add',
@@ -29,6 +56,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     tag: TAG,
     auth: 'token',
     body: ADD_MEMORIES,
+    headers: IDEMPOTENCY_HEADERS,
     responses: {
       200: {
         description: 'The memories the add touched, in the order of the facts; a DELETE shows the memory as it was',
@@ -50,10 +78,17 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
         },
       },
       ...invalid,
+      ...idempotent,
     },
     async handler(ctx) {
-      const added = await extraction.addMemories(ctx.state.principal.projectId, mem0Add(ctx.state.body), memoryModel);
-      ctx.body = { results: added.map((m: AddedMemory) => show(m)) };
+      const { projectId } = ctx.state.principal;
+      // read before the key is claimed: a body refused here is a 400 that leaves the key unused
+      const input = mem0Add(ctx.state.body);
+      const answer = await idempotency.run(projectId, ctx.state.headers['Idempotency-Key'], 'addMemories', ctx.state.body, async (claim) => ({
+        status: 200,
+        body: mem0AddAnswer(await extraction.addMemories(projectId, input, memoryModel, claim)),
+      }));
+      reply(ctx, answer);
     },
   });
 
@@ -66,6 +101,7 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
     tag: TAG,
     auth: 'token',
     body: ADD_MEMORIES_BATCH,
+    headers: IDEMPOTENCY_HEADERS,
     responses: {
       201: {
         description: "The memories stored, item by item in the order sent, each message's in order",
@@ -73,10 +109,15 @@ export function mem0Routes({ memories, extraction, memoryModel }: { memories: Me
       },
       ...invalid,
       413: { description: 'The body is larger than BODY_LIMIT_MB', schema: ERROR_SCHEMA },
+      ...idempotent,
     },
     async handler(ctx) {
-      ctx.status = 201;
-      ctx.body = { results: (await memories.addMany(ctx.state.principal.projectId, ctx.state.body.memories)).map((m) => ({ ...show(m), event: 'ADD' })) };
+      const { projectId } = ctx.state.principal;
+      const answer = await idempotency.run(projectId, ctx.state.headers['Idempotency-Key'], 'addMemoriesBatch', ctx.state.body, async () => ({
+        status: 201,
+        body: { results: (await memories.addMany(projectId, ctx.state.body.memories)).map((m) => ({ ...show(m), event: 'ADD' })) },
+      }));
+      reply(ctx, answer);
     },
   });
 

@@ -58,3 +58,20 @@ export const PAGING = {
 
 /** The query of a list that takes nothing but paging. */
 export const PAGING_QUERY = Type.Object(PAGING, { additionalProperties: false });
+
+/**
+ * The `Idempotency-Key` header of a write a client may retry (the IETF draft's, as Stripe takes
+ * it): 1 to 255 printable ASCII characters, neither starting nor ending with a space (HTTP drops
+ * those, so a key that had them would not be the key sent).
+ */
+export const IDEMPOTENCY_HEADERS = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$',
+      description:
+        'A key of your choosing (a UUID) that makes retrying this write safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with Idempotent-Replayed: true) without storing again, even when that request was answered 503; with another body it is a 422. Keys are per project.',
+    }),
+  ),
+});

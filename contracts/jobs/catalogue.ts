@@ -65,6 +65,8 @@ export interface InferPayload {
   asGiven?: boolean;
   /** mem0's `structured_data_schema`, as extraction reads it, and every top-level field it names. */
   structured?: { schema: Record<string, unknown>; fields: string[] };
+  /** The add's `Idempotency-Key`, which `requestId` owns: the job records its answer under it. */
+  idempotencyKey?: string;
 }
 
 /** The input of one extraction request. */
@@ -220,6 +222,7 @@ export const JOBS: { [N in JobName]: JobDefinition<N> } = {
           required: ['schema', 'fields'],
           properties: { schema: { type: 'object' }, fields: { type: 'array', items: { type: 'string' } } },
         },
+        idempotencyKey: { type: 'string', minLength: 1, maxLength: 255 },
       },
     },
     jobId: (p) => `memory.infer-${p.requestId}`,
