@@ -141,6 +141,8 @@ export function mount(router: Router, catalog: RouteCatalog, guards: Record<Rout
   const querySchema = spec.query;
   const validateQuery = querySchema ? ajv.compile(querySchema) : null;
   chain.push(async (ctx) => {
+    // a route that declares no headers reads none, but finds the object its type promises
+    ctx.state.headers ??= {};
     if (validateQuery && querySchema) {
       ctx.state.query = assertValid(validateQuery, coerceQuery(querySchema, ctx.query), '', 'query string');
     } else if (ctx.querystring !== '') {
