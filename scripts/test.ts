@@ -113,6 +113,12 @@ async function dropRunDatabase(): Promise<void> {
 
 let startedMilvus = false;
 
+/** Installs Milvus Lite into .cache/ (idempotent: a matching install is kept). */
+function installMilvusLite(): void {
+  const install = spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['install'], { stdio: 'inherit' });
+  if (install.status !== 0) throw new Error('Milvus Lite could not be installed (scripts/milvus-lite.sh install).');
+}
+
 async function ensureProductionServices(): Promise<void> {
   const missing: string[] = [];
   if (!(await reachable(env.mysql, 3306))) missing.push(`MariaDB/MySQL at ${env.mysql}`);
@@ -122,6 +128,9 @@ async function ensureProductionServices(): Promise<void> {
       `The production-profile tests need ${missing.join(' and ')}, and nothing answers there. Start them (see README, "Tests") or run only the embedded profile with CAIRN_TEST_PROFILES=embedded.`,
     );
   }
+  // installed whatever answers on the port: tests that stop and start a Milvus of their own
+  // (indexing-recovery) run it from .cache/, so it must be there even when another one answers
+  installMilvusLite();
   const { host: milvusHost, port: milvusPort } = hostPort(env.milvus, 19530);
   if (!(await reachable(env.milvus, 19530))) {
     if (milvusHost !== '127.0.0.1' && milvusHost !== 'localhost') {
@@ -167,8 +176,7 @@ try {
   // The fault suite is production-profile only: CAIRN_TEST_PROFILES=embedded leaves it out with the rest of that profile.
   if (part('fault') && (values.only === 'fault' || profiles.includes('production'))) {
     if (!(await reachable(env.mysql, 3306))) throw new Error(`The fault suite needs MariaDB/MySQL at ${env.mysql}, and nothing answers there.`);
-    const install = spawnSync(path.join(root, 'scripts/milvus-lite.sh'), ['install'], { stdio: 'inherit' });
-    if (install.status !== 0) throw new Error('Milvus Lite could not be installed (scripts/milvus-lite.sh install).');
+    installMilvusLite();
     last.push(runMocha('test/.mocharc.fault.json', { CAIRN_TEST_PROFILE: 'production', TEST_DATABASE_URL: env.mysql, LOCAL_MODEL_DIR }, 'faults (production)', '[fault] '));
   }
   if (part('fuzz')) last.push(runFuzz());
