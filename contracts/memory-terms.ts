@@ -51,3 +51,19 @@ export function termCounts(text: string): { counts: Map<string, number>; length:
 export function queryTerms(query: string): string[] {
   return [...termCounts(query).counts.keys()];
 }
+
+/**
+ * Most distinct terms indexed per memory: a long text keeps its most frequent ones (the first seen
+ * among equals), its length still counting every term. A 32 KB message of distinct words would
+ * otherwise write ~5 000 postings, and a batch of them hundreds of thousands in one transaction.
+ */
+export const MAX_INDEXED_TERMS = 1_000;
+
+/** The terms of a memory's text as the keyword index stores them: `termCounts`, at most `MAX_INDEXED_TERMS` of them. */
+export function indexedTerms(text: string): { counts: Map<string, number>; length: number } {
+  const all = termCounts(text);
+  if (all.counts.size <= MAX_INDEXED_TERMS) return all;
+  // a stable sort keeps first-seen order among terms of equal frequency
+  const kept = [...all.counts].sort((a, b) => b[1] - a[1]).slice(0, MAX_INDEXED_TERMS);
+  return { counts: new Map(kept), length: all.length };
+}

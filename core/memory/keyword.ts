@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { ChangeCounts } from '../../db/change-counts.js';
 import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
-import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
+import { indexedTerms, queryTerms, termCounts } from '../../contracts/memory-terms.js';
 
 /** Most postings one keyword search reads from the database (see `search`). */
 const MAX_POSTINGS = 20_000;
@@ -145,7 +145,7 @@ export class MemoryKeywords {
   async write(trx: Knex | Knex.Transaction, memories: KeywordSource[], fresh = false): Promise<void> {
     await this.terms.write(
       trx,
-      memories.map((m) => ({ ...m, ...termCounts(m.memory) })),
+      memories.map((m) => ({ ...m, ...indexedTerms(m.memory) })),
       fresh,
     );
     this.changed(trx, memories.map((m) => m.project_id));

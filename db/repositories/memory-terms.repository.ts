@@ -55,7 +55,11 @@ export class MemoryTermsRepository {
         doc_len: m.length,
       })),
     );
-    for (let i = 0; i < rows.length; i += INSERT_BATCH) await trx('memory_terms').insert(rows.slice(i, i + INSERT_BATCH));
+    for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+      // better-sqlite3 runs each statement on the event loop: between them, requests get their turn
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      await trx('memory_terms').insert(rows.slice(i, i + INSERT_BATCH));
+    }
   }
 
   async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
