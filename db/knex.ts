@@ -41,10 +41,11 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
     });
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
-  return knexFactory({
+  const filename = sqliteFile(config.dataDir);
+  const db = knexFactory({
     log,
     client: 'better-sqlite3',
-    connection: { filename: path.join(config.dataDir, 'cairn.sqlite') },
+    connection: { filename },
     useNullAsDefault: true,
     pool: {
       min: 1,
@@ -53,13 +54,21 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
         // WAL lets readers proceed during a write; busy_timeout covers the CLI writing while the server runs.
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
+        // the log is checkpointed by a thread of its own (`startCheckpoints`, started by the runtime), not
+        // inside a COMMIT on the event loop; a short-lived tool's log is checkpointed when it closes
+        conn.pragma('wal_autocheckpoint = 0');
+        conn.pragma('journal_size_limit = 67108864');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
         done(null, conn);
       },
     },
   });
+  return db;
 }
+
+/** The SQLite file of the embedded profile's database under `dataDir`. */
+export const sqliteFile = (dataDir: string): string => path.join(dataDir, 'cairn.sqlite');
 
 /** True on MySQL/MariaDB, where row locks (`FOR UPDATE SKIP LOCKED`) exist. */
 export function supportsRowLocks(db: Knex): boolean {

@@ -29,7 +29,8 @@ import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
 import { Schemas } from '../core/schemas.js';
 import { ConfigCache } from '../core/config-cache.js';
-import { createDatabase, type Knex } from '../db/knex.js';
+import { createDatabase, sqliteFile, type Knex } from '../db/knex.js';
+import { startCheckpoints } from '../db/sqlite-checkpoints.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
 import { AdminSignOutsRepository } from '../db/repositories/admin-sign-outs.repository.js';
@@ -280,7 +281,11 @@ export class Runtime {
     // a re-embedding stops at its next page and resumes at its cursor after the restart
     this.shutdown.add('memory re-embedding', ShutdownPhase.workers, () => this.reembedding.close());
     this.shutdown.add('embedding threads', ShutdownPhase.workers, () => this.providers.close());
-    this.shutdown.add('database', ShutdownPhase.database, () => db.destroy());
+    const checkpoints = config.profile === 'embedded' ? startCheckpoints(sqliteFile(config.dataDir)) : null;
+    this.shutdown.add('database', ShutdownPhase.database, async () => {
+      await checkpoints?.stop();
+      await db.destroy();
+    });
     if (milvus) this.shutdown.add('milvus', ShutdownPhase.vectors, () => milvus.close());
     this.shutdown.add('key cache', ShutdownPhase.redis, () => keyCache.close());
     this.shutdown.add('memory changes', ShutdownPhase.redis, () => memoryChanges.close());
