@@ -1,10 +1,13 @@
 import type { Knex } from 'knex';
 import type { ChangeCounts } from '../../db/change-counts.js';
-import type { EntityPins, MemoryTermsRepository, Posting } from '../../db/repositories/memory-terms.repository.js';
+import type { EntityPins, MemoryTermsRepository, Posting, TermsOf } from '../../db/repositories/memory-terms.repository.js';
 import { indexedTerms, queryTerms, termCounts } from '../../contracts/memory-terms.js';
 
 /** Most postings one keyword search reads from the database (see `search`). */
 const MAX_POSTINGS = 20_000;
+
+/** Characters of memory text tokenised between two turns of the event loop (~10 ms of work). */
+const TERMS_SLICE_CHARS = 64 * 1024;
 
 /** BM25's term-frequency saturation and length normalisation (the usual values). */
 const K1 = 1.2;
@@ -141,13 +144,31 @@ export class MemoryKeywords {
     return termCounts(text).length;
   }
 
-  /** Indexes memories, in the caller's transaction: `fresh` ones just written, or re-indexes changed ones. */
-  async write(trx: Knex | Knex.Transaction, memories: KeywordSource[], fresh = false): Promise<void> {
-    await this.terms.write(
-      trx,
-      memories.map((m) => ({ ...m, ...indexedTerms(m.memory) })),
-      fresh,
-    );
+  /**
+   * The terms each memory's text is indexed by (`indexedTerms`; `length` is its row's
+   * `term_count`), worked out a slice of text at a time with the event loop free between slices,
+   * so a batch of long texts never holds it.
+   */
+  async termsOf(memories: readonly KeywordSource[]): Promise<TermsOf[]> {
+    const terms: TermsOf[] = [];
+    let sinceYield = 0;
+    for (const m of memories) {
+      if (sinceYield >= TERMS_SLICE_CHARS) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      terms.push({ ...m, ...indexedTerms(m.memory) });
+      sinceYield += m.memory.length;
+    }
+    return terms;
+  }
+
+  /**
+   * Indexes memories, in the caller's transaction: `fresh` ones just written, or re-indexes changed
+   * ones; `terms` when the caller has worked them out already (`termsOf`).
+   */
+  async write(trx: Knex | Knex.Transaction, memories: KeywordSource[], fresh = false, terms?: TermsOf[]): Promise<void> {
+    await this.terms.write(trx, terms ?? (await this.termsOf(memories)), fresh);
     this.changed(trx, memories.map((m) => m.project_id));
   }
 

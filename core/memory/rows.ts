@@ -6,7 +6,6 @@ import { newId, nowMs } from '../../lib/time.js';
 import type { Embedders } from '../../providers/registry.js';
 import { modelCollection } from '../model-collection.js';
 import { rowCategories, type Category } from './categories.js';
-import { MemoryKeywords } from './keyword.js';
 
 /** Entity ids a memory may carry; memory search needs at least one of them. */
 export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
@@ -81,7 +80,8 @@ export function newMemoryRow(
     revision: 1,
     embedding_status: 'pending',
     embedding_error: null,
-    term_count: MemoryKeywords.length(memory),
+    // worked out with its keyword terms when the row is written (`MemoryWrites`), off the event loop's critical path
+    term_count: null,
     categories: null,
     category_set: input.categories ? JSON.stringify(input.categories) : null,
     structured_data: input.structured_data ? JSON.stringify(input.structured_data) : null,

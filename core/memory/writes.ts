@@ -5,6 +5,7 @@ import { envelope } from '../../contracts/jobs/catalogue.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { utcDay } from '../usage.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
+import type { TermsOf } from '../../db/repositories/memory-terms.repository.js';
 import { MemoryKeywords } from './keyword.js';
 
 /** What an update writes: the content, and optionally the event time and expiration date. */
@@ -41,6 +42,8 @@ export class MemoryWrites {
     if (first === undefined) return;
     // metered on the day of the write, not of the event (mem0's timestamp may be years ago)
     await this.usage.increment(tx.trx, first.project_id, 'memory.add', utcDay(first.updated_at), rows.length);
+    const terms = await this.keywords.termsOf(rows);
+    rows.forEach((row, i) => (row.term_count = (terms[i] as TermsOf).length));
     await this.rows.insertMany(tx.trx, rows);
     // history tells when a change was written (the row's created_at is when its event happened)
     await this.rows.addHistory(
@@ -48,7 +51,7 @@ export class MemoryWrites {
       rows.map((row) => ({ id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at })),
     );
     for (const row of rows) await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
-    await this.keywords.write(tx.trx, rows, true);
+    await this.keywords.write(tx.trx, rows, true, terms);
     await this.webhooks.record(tx, first.project_id, 'memory_add', rows.map((row) => ({ row })));
   }
 
@@ -85,9 +88,11 @@ export class MemoryWrites {
    * `newMemoryRow`): the rows and their keyword index in one transaction, without history or jobs.
    */
   async import(rows: MemoryRow[]): Promise<void> {
+    const terms = await this.keywords.termsOf(rows);
+    rows.forEach((row, i) => (row.term_count = (terms[i] as TermsOf).length));
     await this.transaction(async (tx) => {
       await this.rows.insertMany(tx.trx, rows);
-      await this.keywords.write(tx.trx, rows, true);
+      await this.keywords.write(tx.trx, rows, true, terms);
     });
   }
 }

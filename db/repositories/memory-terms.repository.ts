@@ -26,6 +26,15 @@ export interface TermsOf {
   length: number;
 }
 
+/** A row of `memory_terms`. */
+interface PostingRow extends Posting {
+  project_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+  app_id: string | null;
+}
+
 /** Rows written per insert statement. */
 const INSERT_BATCH = 500;
 
@@ -42,24 +51,24 @@ export class MemoryTermsRepository {
   async write(trx: Knex | Knex.Transaction, memories: TermsOf[], fresh = false): Promise<void> {
     if (memories.length === 0) return;
     if (!fresh) await this.remove(trx, memories.map((m) => m.id));
-    const rows = memories.flatMap((m) =>
-      [...m.counts].map(([term, tf]) => ({
-        memory_id: m.id,
-        term,
-        project_id: m.project_id,
-        user_id: m.user_id,
-        agent_id: m.agent_id,
-        run_id: m.run_id,
-        app_id: m.app_id,
-        tf,
-        doc_len: m.length,
-      })),
-    );
-    for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    // built 500 rows at a time rather than all at once: a batch of long texts has hundreds of
+    // thousands of postings, whose objects cost a long collection on the event loop
+    let rows: PostingRow[] = [];
+    let first = true;
+    const flush = async (): Promise<void> => {
       // better-sqlite3 runs each statement on the event loop: between them, requests get their turn
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-      await trx('memory_terms').insert(rows.slice(i, i + INSERT_BATCH));
+      if (!first) await new Promise((resolve) => setImmediate(resolve));
+      first = false;
+      await trx('memory_terms').insert(rows);
+      rows = [];
+    };
+    for (const m of memories) {
+      for (const [term, tf] of m.counts) {
+        rows.push({ memory_id: m.id, term, project_id: m.project_id, user_id: m.user_id, agent_id: m.agent_id, run_id: m.run_id, app_id: m.app_id, tf, doc_len: m.length });
+        if (rows.length === INSERT_BATCH) await flush();
+      }
     }
+    if (rows.length > 0) await flush();
   }
 
   async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
