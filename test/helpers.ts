@@ -257,3 +257,31 @@ export async function startJobProcess(env: Record<string, string>): Promise<{ pr
   await proc.waitForOutput(/cairn started/, 60_000);
   return { proc, api: supertest(`http://127.0.0.1:${port}`) };
 }
+
+/**
+ * Probes /healthz every 25 ms until stopped (each answer must be a 200); `stop` answers the
+ * latencies in milliseconds, sorted.
+ */
+export function probeHealth(t: TestRuntime): { stop(): Promise<number[]> } {
+  const latencies: number[] = [];
+  let probing = true;
+  const probe = (async () => {
+    while (probing) {
+      const started = performance.now();
+      const res = await t.http.get('/healthz');
+      latencies.push(performance.now() - started);
+      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  })();
+  return {
+    async stop() {
+      probing = false;
+      await probe;
+      return [...latencies].sort((a, b) => a - b);
+    },
+  };
+}
+
+/** The 99th percentile of sorted latencies. */
+export const p99 = (sorted: readonly number[]): number => sorted[Math.floor(sorted.length * 0.99)] ?? 0;
