@@ -19,8 +19,8 @@ const OUT = path.join(root, 'dist');
 const STAMP = path.join(OUT, '.build.json');
 /** The folders compiled; test/ is not (the tests run the sources through tsx). */
 const FOLDERS = ['api', 'runtime', 'jobs', 'workers', 'core', 'db', 'providers', 'contracts', 'lib', 'scripts'];
-/** Left out: the benchmarks run through tsx. */
-const SKIP = new Set([path.join('scripts', 'bench')]);
+/** Left out: the benchmarks and the test runner run through tsx; this script. */
+const SKIP = new Set([path.join('scripts', 'bench'), path.join('scripts', 'test.ts'), path.join('scripts', 'build.mjs')]);
 /** Files whose change calls for a new build though they are not compiled. */
 const INPUTS = ['package.json', path.join('scripts', 'build.mjs')];
 
@@ -36,9 +36,9 @@ function sourceFiles() {
     }
     for (const entry of entries) {
       const child = path.join(rel, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIP.has(child)) walk(child);
-      } else if (entry.isFile()) files.push(child);
+      if (SKIP.has(child)) continue;
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile()) files.push(child);
     }
   };
   for (const folder of FOLDERS) walk(folder);
