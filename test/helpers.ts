@@ -126,10 +126,21 @@ export interface CairnProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `scripts/<script>` under tsx with the given environment. */
-export async function spawnCairn(script: string, env: Record<string, string>, args: string[] = []): Promise<CairnProcess> {
+/**
+ * Spawns `scripts/<script>` under tsx with the given environment; with `compiled`, its compiled
+ * form `dist/scripts/<script>.js` under plain node, as the npm scripts run it (`buildDist` first).
+ */
+export async function spawnCairn(
+  script: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  { compiled = false }: { compiled?: boolean } = {},
+): Promise<CairnProcess> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', script), ...args], {
+  const entry = compiled
+    ? ['--enable-source-maps', path.join(repoRoot, 'dist', 'scripts', script.replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', path.join(repoRoot, 'scripts', script)];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -153,6 +164,14 @@ export async function spawnCairn(script: string, env: Record<string, string>, ar
       return exited;
     },
   };
+}
+
+/** Builds dist/ if it is missing or older than the sources (what `npm start` does first). */
+export async function buildDist(): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  await new Promise<void>((resolve, reject) =>
+    execFile(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs'), '--if-stale'], { cwd: repoRoot }, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 /**

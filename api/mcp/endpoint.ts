@@ -1,14 +1,12 @@
-import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Middleware } from 'koa';
 import type { KeyPrincipal } from '../../core/api-keys.js';
 import type { Logger } from '../../lib/logger.js';
+import { packageVersion } from '../../lib/modules.js';
 import { jsonBody } from '../middleware/body.js';
 import { requestLog } from '../middleware/request-context.js';
 import { mcpServerFactory, type McpServices } from './server.js';
-
-const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /** Where the MCP server answers. */
 export const MCP_PATH = '/mcp';
@@ -27,7 +25,7 @@ export function mountMcp(
   router: Router,
   { auth, bodyLimitBytes, services, log }: { auth: Middleware; bodyLimitBytes: number; services: McpServices; log: Logger },
 ): void {
-  const serverFor = mcpServerFactory(services, pkg.version);
+  const serverFor = mcpServerFactory(services, packageVersion());
   const serve: Middleware = async (ctx) => {
     const principal = ctx.state.principal as KeyPrincipal;
     const requestLogger = requestLog(ctx.state) ?? log;

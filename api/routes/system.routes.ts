@@ -1,9 +1,7 @@
-import { createRequire } from 'node:module';
 import type { Metrics } from '../../lib/metrics.js';
+import { packageVersion } from '../../lib/modules.js';
 import { buildOpenApi } from '../openapi.js';
 import { route, type RouteCatalog, type RouteSpec } from '../route.js';
-
-const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /** What the operations endpoints read. */
 export interface SystemServices {
@@ -72,7 +70,7 @@ export function systemRoutes({ readiness, profile, metrics }: SystemServices, ca
     auth: 'none',
     responses: { 200: { description: 'OpenAPI 3.1' } },
     handler(ctx) {
-      document ??= buildOpenApi(catalog, pkg.version);
+      document ??= buildOpenApi(catalog, packageVersion());
       ctx.body = document;
     },
   });

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { siblingModule } from '../../lib/modules.js';
 import type { Chunk } from './chunking.js';
 import { UnreadableDocument, type SourceType } from './documents.js';
 import type { ReadResult, ReadTask } from './document.worker.js';
@@ -37,7 +38,7 @@ export class DocumentReader {
     if (this.closed) throw new Error('The document reader was closed.');
     if (this.pool === null) {
       this.pool = new Piscina<ReadTask, ReadResult>({
-        filename: fileURLToPath(new URL('./document.worker.ts', import.meta.url)),
+        filename: fileURLToPath(siblingModule(import.meta.url, 'document.worker')),
         minThreads: 0,
         maxThreads: Math.max(1, os.availableParallelism() - 1),
         idleTimeout: IDLE_MS,

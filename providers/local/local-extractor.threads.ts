@@ -2,6 +2,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../lib/errors.js';
+import { siblingModule } from '../../lib/modules.js';
 import type { Decision, ExtractionInput, ExtractionMessage, ExtractionSchema, Extractor, FactCandidates } from '../extractor.js';
 import type { ExtractorTask } from './local-extractor.worker.js';
 
@@ -92,7 +93,7 @@ export class LocalExtractorThreads implements Extractor {
   private threadPool(): Piscina<ExtractorTask, unknown> {
     if (this.pool === null) {
       this.pool = new Piscina<ExtractorTask, unknown>({
-        filename: fileURLToPath(new URL('./local-extractor.worker.ts', import.meta.url)),
+        filename: fileURLToPath(siblingModule(import.meta.url, 'local-extractor.worker')),
         minThreads: 0,
         maxThreads: this.threads,
         idleTimeout: IDLE_MS,

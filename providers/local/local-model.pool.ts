@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { isSource } from '../../lib/modules.js';
 import type { EmbedTask, Embedded, ModelThreadOptions, ModelThreadReply, ModelThreadRequest } from './local-model.worker.js';
 
 export type { EmbedTask } from './local-model.worker.js';
@@ -13,6 +14,15 @@ const NICE_INCREMENT = 10;
 
 /** The message a batch is refused with once the pool is closing. */
 const CLOSED = 'The local model thread was closed.';
+
+/**
+ * A thread's entry file. Compiled (dist/), the worker's own JavaScript. From the sources, a
+ * CommonJS file that requires the TypeScript one: Node reads a worker's entry file before the
+ * loader the process was started with (`--import tsx`) applies to the thread.
+ */
+const THREAD_ENTRY = isSource(import.meta.url)
+  ? new URL('./local-model.thread.cjs', import.meta.url)
+  : new URL('./local-model.worker.js', import.meta.url);
 
 /** A batch's vectors and the thread that made them. */
 export interface PoolResult extends Embedded {
@@ -102,7 +112,7 @@ export class LocalModelPool {
   }
 
   private start(): ModelThread {
-    const worker = new Worker(new URL('./local-model.thread.cjs', import.meta.url), {
+    const worker = new Worker(THREAD_ENTRY, {
       workerData: { intraOpThreads: this.intraOpThreads, niceIncrement: NICE_INCREMENT } satisfies ModelThreadOptions,
     });
     let ended: () => void = () => undefined;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { freePort, isProduction, profileEnv, spawnCairn, token, unique, waitFor } from '../helpers.js';
+import { buildDist, freePort, isProduction, profileEnv, spawnCairn, token, unique, waitFor } from '../helpers.js';
 
 describe('processes', function () {
   this.timeout(60_000);
@@ -60,6 +60,43 @@ describe('processes', function () {
         expect((await api.get('/v1/api-keys').set('Authorization', token(key as string))).status).to.equal(200);
         const probe = await api.post('/v1/probes').set('Authorization', token(key as string)).send({});
         await waitFor(async () => (await api.get(`/v1/probes/${probe.body.id}`).set('Authorization', token(key as string))).body.status === 'done');
+      } finally {
+        expect(await proc.kill('SIGTERM')).to.equal(0);
+      }
+    });
+
+    it('the compiled build runs without tsx: its document, language model and embedding threads start from dist/', async () => {
+      await buildDist();
+      const key = `cairn_${unique('compiled')}-abcdef`;
+      const port = await freePort();
+      const proc = await spawnCairn('start.ts', profileEnv({ BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'info', PORT: String(port) }), [], { compiled: true });
+      try {
+        await proc.waitForOutput(/cairn started/);
+        const api = supertest(`http://127.0.0.1:${port}`);
+        // a memory with inference: facts picked on a language model thread, embedded on the model thread
+        const added = await api
+          .post('/v3/memories/add/')
+          .set('Authorization', token(key))
+          .send({ messages: [{ role: 'user', content: 'I am allergic to peanuts.' }], user_id: 'compiled' });
+        expect(added.status).to.equal(200);
+        expect(added.body.results[0].memory).to.match(/peanuts/);
+        await waitFor(async () => {
+          const res = await api.post('/v3/memories/search/').set('Authorization', token(key)).send({ query: 'food allergy', filters: { user_id: 'compiled' } });
+          return res.body.results?.[0]?.memory?.includes('peanuts') ? res : null;
+        });
+        // a document read and cut into chunks on a reader thread
+        expect((await api.post('/v1/knowledge').set('Authorization', token(key)).send({ name: 'compiled' })).status).to.equal(201);
+        const doc = await api
+          .post('/v1/knowledge/compiled/documents')
+          .set('Authorization', token(key))
+          .send({ filename: 'boiler.html', source_type: 'html', content: '<h1>Boiler</h1><p>Keep the pressure between 1 and 2 bar.</p>' });
+        expect(doc.status).to.equal(202);
+        const ready = await waitFor(async () => {
+          const res = await api.get(`/v1/knowledge/compiled/documents/${doc.body.id}`).set('Authorization', token(key));
+          return res.body.status === 'ready' || res.body.status === 'failed' ? res.body : null;
+        });
+        expect(ready.status, ready.error).to.equal('ready');
+        expect(proc.output()).not.to.match(/tsx/);
       } finally {
         expect(await proc.kill('SIGTERM')).to.equal(0);
       }
