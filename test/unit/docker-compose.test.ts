@@ -157,6 +157,7 @@ describe('Dockerfile', () => {
     const cmds = lines.filter((line) => /^CMD\s/i.test(line));
     expect(cmds, 'CMD instructions').to.not.be.empty;
     // The last CMD wins (it belongs to the final stage).
-    expect(cmds[cmds.length - 1]).to.include('start:api');
+    // the compiled API entry point, run by node itself (it receives the container's signals)
+    expect(cmds[cmds.length - 1]).to.include('dist/scripts/start-api.js');
   });
 });
