@@ -8,8 +8,6 @@ import type { ExtractorTask } from './local-extractor.worker.js';
 
 /** Linux nice steps the extraction threads give up, so the thread answering requests runs first. */
 const NICE_INCREMENT = 10;
-/** An idle extraction thread ends after this long. */
-const IDLE_MS = 60_000;
 /** Heap of an extraction thread: a call that needs more ends that thread, not the process. */
 const HEAP_MB = 512;
 
@@ -29,6 +27,8 @@ export class LocalExtractorThreads implements Extractor {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private closed = false;
+  /** A first call without a deadline, on a thread that has just started (see `started`). */
+  private warm: Promise<unknown> | null = null;
 
   constructor(private readonly deadlineMs: number) {}
 
@@ -49,6 +49,7 @@ export class LocalExtractorThreads implements Extractor {
     this.closed = true;
     const pool = this.pool;
     this.pool = null;
+    this.warm = null;
     for (const wake of this.waiting.splice(0)) wake();
     await pool?.destroy();
   }
@@ -57,9 +58,12 @@ export class LocalExtractorThreads implements Extractor {
     await this.turn();
     try {
       if (this.closed) throw new Error('The local language model was closed.');
+      await this.started();
       return await this.threadPool().run(task, { signal: AbortSignal.timeout(this.deadlineMs) });
     } catch (err) {
       if ((err as { name?: unknown }).name === 'AbortError') {
+        // the ended thread's replacement starts before the next call's deadline begins
+        this.warm = null;
         throw new AppError(
           422,
           'extraction_deadline',
@@ -74,6 +78,17 @@ export class LocalExtractorThreads implements Extractor {
       this.running -= 1;
       this.waiting.shift()?.();
     }
+  }
+
+  /**
+   * Waits until a thread has started and loaded the model's code (seconds on a busy machine, with
+   * no deadline), so that a call's deadline measures its own work only.
+   */
+  private started(): Promise<unknown> {
+    this.warm ??= this.threadPool()
+      .run({ op: 'facts', messages: [] })
+      .catch(() => undefined);
+    return this.warm;
   }
 
   /** Waits until fewer calls than threads run, so a call's deadline starts when a thread takes it. */
@@ -94,9 +109,9 @@ export class LocalExtractorThreads implements Extractor {
     if (this.pool === null) {
       this.pool = new Piscina<ExtractorTask, unknown>({
         filename: fileURLToPath(siblingModule(import.meta.url, 'local-extractor.worker')),
-        minThreads: 0,
+        // threads stay (and one that ends is replaced at once), so calls seldom wait for a start
+        minThreads: this.threads,
         maxThreads: this.threads,
-        idleTimeout: IDLE_MS,
         niceIncrement: NICE_INCREMENT,
         resourceLimits: { maxOldGenerationSizeMb: HEAP_MB },
       });

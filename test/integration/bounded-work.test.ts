@@ -87,11 +87,11 @@ describe(`bounded work (${PROFILE})`, function () {
     });
   });
 
-  it('an export at the bounds over 200 memories is filled off the event loop: /healthz answers within 200 ms meanwhile', async () => {
+  it('an export of 2 × 200 enum members over 200 memories is filled off the event loop: /healthz answers within 200 ms meanwhile', async () => {
     const user = unique('bounded');
     await remember(t, user, 200);
     const probe = probeHealth(t);
-    const created = await post(t, '/v1/exports/', { schema: enumSchema(2, 500), user_id: user });
+    const created = await post(t, '/v1/exports/', { schema: enumSchema(2, 200), user_id: user });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const settled = await waitFor(
       async () => {
@@ -118,10 +118,13 @@ describe(`bounded work (${PROFILE})`, function () {
 
     it('a record extraction answers 422 with the reason and stores nothing', async () => {
       const name = unique('lead').replace('-', '_');
-      const schema = { type: 'object', properties: { email: { type: 'string' }, tier: { type: 'string', enum: ['gold', 'silver'] } }, required: ['email'] };
+      // enough work (900 enum members, 60 sentences) that no thread finishes it within 1 ms
+      const tiers = Array.from({ length: 900 }, (_, i) => `tier ${i}`);
+      const schema = { type: 'object', properties: { email: { type: 'string' }, tier: { type: 'string', enum: tiers } }, required: ['email'] };
       expect((await post(quick, '/v1/schemas', { name, json_schema: schema }, quickKey)).status).to.equal(201);
       const user = unique('buyer');
-      const res = await post(quick, `/v1/records/${name}/extract`, { text: 'Reach me at jane@acme.com, gold tier.', user_id: user }, quickKey);
+      const text = Array.from({ length: 60 }, (_, i) => `Reach me at jane${i}@acme.com, we are on tier ${i} now.`).join(' ');
+      const res = await post(quick, `/v1/records/${name}/extract`, { text, user_id: user }, quickKey);
       expect(res.status, JSON.stringify(res.body)).to.equal(422);
       expect(res.body.code).to.equal('extraction_deadline');
       expect(res.body.detail).to.contain('LOCAL_MODEL_DEADLINE_MS');
@@ -132,7 +135,7 @@ describe(`bounded work (${PROFILE})`, function () {
     it('an export ends failed with the reason, is not run again after a restart, and the model keeps answering', async () => {
       const user = unique('bounded');
       await remember(quick, user, 20, quickKey);
-      const created = await post(quick, '/v1/exports/', { schema: enumSchema(2, 50), user_id: user }, quickKey);
+      const created = await post(quick, '/v1/exports/', { schema: enumSchema(2, 400), user_id: user }, quickKey);
       expect(created.status).to.equal(201);
       const failed = await waitFor(
         async () => {
