@@ -16,24 +16,8 @@ export function buildOpenApi(catalog: RouteCatalog, version: string): JsonSchema
       required: true,
       schema: { type: 'string' },
     }));
-    const queryProps = ((route.query?.properties ?? {}) as Record<string, JsonSchema>) ?? {};
-    const queryRequired = new Set((route.query?.required as string[] | undefined) ?? []);
-    const queryParams = Object.entries(queryProps).map(([name, schema]) => ({
-      name,
-      in: 'query',
-      required: queryRequired.has(name),
-      ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
-      schema,
-    }));
-    const headerProps = (route.headers?.properties ?? {}) as Record<string, JsonSchema>;
-    const headerRequired = new Set((route.headers?.required as string[] | undefined) ?? []);
-    const headerParams = Object.entries(headerProps).map(([name, schema]) => ({
-      name,
-      in: 'header',
-      required: headerRequired.has(name),
-      ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
-      schema,
-    }));
+    const queryParams = parametersOf(route.query, 'query');
+    const headerParams = parametersOf(route.headers, 'header');
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
@@ -114,4 +98,17 @@ function withCommonErrors(route: RouteSpec): Record<number, ResponseSpec> {
     add(415, route.upload ? 'Neither JSON nor multipart/form-data' : 'The body is not JSON');
   }
   return responses;
+}
+
+/** The OpenAPI parameters `in` the query string or the headers that an object schema declares, each with its schema. */
+function parametersOf(schema: JsonSchema | undefined, where: 'query' | 'header'): Array<Record<string, unknown>> {
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema?.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: where,
+    required: required.has(name),
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+    schema: property,
+  }));
 }
