@@ -6,6 +6,7 @@ import type { JsonSchema } from '../../lib/validation.js';
 import type { ConfigCache } from '../config-cache.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import type { Schemas } from '../schemas.js';
+import { targetUrlProblems } from '../outbound/outbound.js';
 import type { Secrets } from '../secrets.js';
 import { compileCondition, compileValue } from './conditions.js';
 import { GUARDRAIL_CHECKS, type GuardrailSide } from './guardrails.js';
@@ -326,8 +327,7 @@ export function checkToolTarget(input: ToolInput, current: ToolTarget & Pick<Too
   let host = '';
   try {
     const parsed = new URL(url.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, 'x'));
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ path: '/http/url', message: 'must be an http or https URL' });
-    if (parsed.username !== '' || parsed.password !== '') problems.push({ path: '/http/url', message: 'must not carry credentials; use secret_ref' });
+    for (const message of targetUrlProblems(parsed)) problems.push({ path: '/http/url', message });
     host = hostOf(parsed.href);
   } catch {
     problems.push({ path: '/http/url', message: 'must be an absolute http or https URL' });

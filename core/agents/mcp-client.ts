@@ -4,25 +4,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { fetch as undiciFetch, type Agent } from 'undici';
+import { fetch as undiciFetch } from 'undici';
 import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { AddressGuard, normalizeHost } from './address-guard.js';
-import {
-  CallDeniedError,
-  checkHop,
-  classifyFailure,
-  guardedDispatcher,
-  hostPolicy,
-  REDIRECTS,
-  redactor,
-  tracedToolCall,
-  truncate,
-  type Failure,
-  type HostPolicy,
-  type ToolCallStatus,
-  type ToolOutcome,
-} from './call-guard.js';
+import { normalizeHost } from '../outbound/address-guard.js';
+import { CallDeniedError, checkHop, classifyFailure, hostPolicy, REDIRECTS, redactor, truncate, type Failure, type HostPolicy } from '../outbound/call-rules.js';
+import { Outbound } from '../outbound/outbound.js';
+import { tracedToolCall, type ToolCallStatus, type ToolOutcome } from './tool-call.js';
 import type { ToolRunnerOptions } from './tool-runner.js';
 
 /** An agent's MCP server as the client needs it. */
@@ -124,8 +112,8 @@ export class McpClient {
   private readonly maxResponseBytes: number;
   private readonly maxResultChars: number;
   private readonly listTtlMs: number;
-  private readonly guard: AddressGuard;
-  private readonly guarded: Agent;
+  /** The address rule, and the dispatcher that checks every resolved address before connecting. */
+  private readonly outbound: Outbound;
   /** Listings by server id, settings version and secret: a PATCH, a new secret value or a DELETE is seen at once. */
   private readonly listings = new Map<string, { expires: number; listing: Promise<McpListing> }>();
 
@@ -137,8 +125,7 @@ export class McpClient {
     this.maxResponseBytes = options.maxResponseBytes ?? 1024 * 1024;
     this.maxResultChars = options.maxResultChars ?? 4_000;
     this.listTtlMs = options.listTtlMs ?? 60_000;
-    this.guard = new AddressGuard(options.privateHosts);
-    this.guarded = guardedDispatcher(this.guard, this.timeoutMs);
+    this.outbound = new Outbound(options.privateHosts, this.timeoutMs);
   }
 
   /**
@@ -170,7 +157,7 @@ export class McpClient {
   /** Closes the connection pools. The rate limiter belongs to the caller, who closes it. */
   async close(): Promise<void> {
     this.listings.clear();
-    await this.guarded.close();
+    await this.outbound.close();
   }
 
   private async fetchListing(server: McpServerDefinition, secret: string | null): Promise<McpListing> {
@@ -240,7 +227,7 @@ export class McpClient {
       return { denied: `the MCP server's url is not a valid URL` };
     }
     const policy = hostPolicy(server.allowed_hosts, "the MCP server's");
-    const check = checkHop(url, policy, this.guard);
+    const check = checkHop(url, policy, this.outbound.guard);
     return check ?? { url, policy };
   }
 
@@ -285,7 +272,7 @@ export class McpClient {
     const max = this.maxResponseBytes;
     return async (input, init) => {
       const url = new URL(String(input));
-      const hop = checkHop(url, policy, this.guard);
+      const hop = checkHop(url, policy, this.outbound.guard);
       if (hop) {
         stop({ status: 'denied', message: hop.denied });
         throw new CallDeniedError(hop.denied);
@@ -301,7 +288,7 @@ export class McpClient {
         body: init?.body as string | undefined,
         signal,
         redirect: 'manual',
-        dispatcher: this.guarded,
+        dispatcher: this.outbound.dispatcher,
       });
       if (REDIRECTS.has(response.status)) {
         const location = response.headers.get('location');
@@ -312,7 +299,7 @@ export class McpClient {
         } catch {
           next = null;
         }
-        const check = next ? checkHop(next, policy, this.guard) : { denied: 'to an invalid URL' };
+        const check = next ? checkHop(next, policy, this.outbound.guard) : { denied: 'to an invalid URL' };
         if (check) {
           const message = `redirected (HTTP ${response.status}): ${check.denied}`;
           stop({ status: 'denied', message });

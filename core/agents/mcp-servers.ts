@@ -1,5 +1,6 @@
 import type { McpServerRow } from '../../db/repositories/agents.repository.js';
 import { badRequest, type FieldError } from '../../lib/errors.js';
+import { targetUrlProblems } from '../outbound/outbound.js';
 import type { McpServerDefinition } from './mcp-client.js';
 
 /** Settable fields of an agent's MCP server (create and PATCH). */
@@ -67,8 +68,7 @@ export function checkMcpTarget(input: McpServerInput, current: McpTarget): McpTa
   let host = '';
   try {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ path: '/url', message: 'must be an http or https URL' });
-    if (parsed.username !== '' || parsed.password !== '') problems.push({ path: '/url', message: 'must not carry credentials; use secret_ref' });
+    for (const message of targetUrlProblems(parsed)) problems.push({ path: '/url', message });
     host = parsed.hostname.toLowerCase().replace(/^\[|\]$/g, '');
   } catch {
     problems.push({ path: '/url', message: 'must be an absolute http or https URL' });

@@ -1,12 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { request, type Agent, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import type { JsonSchema } from '../../lib/validation.js';
-import { AddressGuard, normalizeHost } from './address-guard.js';
-import { checkHop, classifyFailure, REDIRECTS, guardedDispatcher, hostPolicy, redactor, tracedToolCall, truncate, type ToolCallStatus, type ToolOutcome } from './call-guard.js';
+import { normalizeHost } from '../outbound/address-guard.js';
+import { checkHop, classifyFailure, REDIRECTS, hostPolicy, redactor, truncate } from '../outbound/call-rules.js';
+import { Outbound } from '../outbound/outbound.js';
+import { tracedToolCall, type ToolCallStatus, type ToolOutcome } from './tool-call.js';
 import type { ToolRateLimiter } from '../../db/tool-rate-limiter.js';
 
-export type { ToolCallStatus, ToolOutcome } from './call-guard.js';
+export type { ToolCallStatus, ToolOutcome } from './tool-call.js';
 
 /** An agent's HTTP tool as the runner needs it (DESIGN.md §4, "Tools"). */
 export interface ToolDefinition {
@@ -148,9 +150,8 @@ export class ToolRunner {
   private readonly maxResponseBytes: number;
   private readonly maxResultChars: number;
   private readonly maxRedirects: number;
-  private readonly guard: AddressGuard;
-  /** Checks every resolved address before connecting. */
-  private readonly guarded: Agent;
+  /** The address rule, and the dispatcher that checks every resolved address before connecting. */
+  private readonly outbound: Outbound;
 
   constructor(
     private readonly limiter: ToolRateLimiter,
@@ -160,8 +161,7 @@ export class ToolRunner {
     this.maxResponseBytes = options.maxResponseBytes ?? 1024 * 1024;
     this.maxResultChars = options.maxResultChars ?? 4_000;
     this.maxRedirects = options.maxRedirects ?? 3;
-    this.guard = new AddressGuard(options.privateHosts);
-    this.guarded = guardedDispatcher(this.guard, this.timeoutMs);
+    this.outbound = new Outbound(options.privateHosts, this.timeoutMs);
   }
 
   /**
@@ -186,7 +186,7 @@ export class ToolRunner {
     const prepared = prepare(tool, call.args);
     if ('error' in prepared) return outcome('error', prepared.error);
     const policy = hostPolicy(tool.allowed_hosts, "the tool's");
-    const first = checkHop(prepared.url, policy, this.guard);
+    const first = checkHop(prepared.url, policy, this.outbound.guard);
     if (first) return outcome('denied', first.denied);
 
     // Checked after the cheap refusals, so calls that could never be made do not spend the budget.
@@ -214,7 +214,7 @@ export class ToolRunner {
         if (call.secret !== null && url.origin === origin) headers[(tool.auth_header || 'Authorization').toLowerCase()] = call.secret;
 
         const response = await request(url, {
-          dispatcher: this.guarded,
+          dispatcher: this.outbound.dispatcher,
           method,
           headers,
           body,
@@ -232,7 +232,7 @@ export class ToolRunner {
           } catch {
             return outcome('error', `redirect to an invalid URL`, response.statusCode);
           }
-          const check = checkHop(next, policy, this.guard);
+          const check = checkHop(next, policy, this.outbound.guard);
           if (check) return outcome('denied', `redirected: ${check.denied}`, response.statusCode);
           if (response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')) {
             method = 'GET';
@@ -264,6 +264,6 @@ export class ToolRunner {
 
   /** Closes the runner's connection pools. The rate limiter belongs to the caller, who closes it. */
   async close(): Promise<void> {
-    await this.guarded.close();
+    await this.outbound.close();
   }
 }

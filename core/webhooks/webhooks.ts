@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import net, { type LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import type { MemoryRow } from '../../db/repositories/memories.repository.js';
 import type { WebhookDeliveryRow, WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks.repository.js';
 import type { OutboxTransaction } from '../../db/transactional-outbox.js';
@@ -9,7 +8,8 @@ import type { JobContext } from '../../contracts/jobs/handlers.js';
 import type { PrivateHostAllowance } from '../../lib/config.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { iso, newId, nowMs } from '../../lib/time.js';
-import { AddressGuard, guardedLookup, normalizeHost, resolvedRefusal } from '../agents/address-guard.js';
+import { normalizeHost } from '../outbound/address-guard.js';
+import { Outbound, urlFormRefusal } from '../outbound/outbound.js';
 
 /** mem0's webhook event types that Cairn produces. */
 export const WEBHOOK_EVENTS = ['memory_add', 'memory_update', 'memory_delete'] as const;
@@ -84,10 +84,8 @@ export interface WebhookOptions {
  * held to the agents' tools' address rules when saved and again on every send.
  */
 export class Webhooks {
-  private readonly guard: AddressGuard;
-  private readonly agent: Agent;
-  /** The delivery connections' lookup: the address rules checked on every DNS answer. */
-  private readonly lookup: LookupFunction;
+  /** The agents' tools' address rule, and the dispatcher deliveries are sent with (the rule checked on every DNS answer). */
+  private readonly outbound: Outbound;
   /** Webhooks read per transaction and project (`hooksOf`), gone with the transaction. */
   private readonly readIn = new WeakMap<OutboxTransaction, Map<string, Promise<WebhookRow[]>>>();
 
@@ -95,9 +93,7 @@ export class Webhooks {
     private readonly repository: WebhooksRepository,
     private readonly options: WebhookOptions,
   ) {
-    this.guard = new AddressGuard(options.privateHosts);
-    this.lookup = guardedLookup(this.guard);
-    this.agent = new Agent({ connect: { timeout: options.timeoutMs, lookup: this.lookup } });
+    this.outbound = new Outbound(options.privateHosts, options.timeoutMs);
   }
 
   async create(projectId: string, input: Required<WebhookInput>): Promise<WebhookView> {
@@ -244,7 +240,7 @@ export class Webhooks {
 
   /** Closes the delivery connection pool. */
   close(): Promise<void> {
-    return this.agent.close();
+    return this.outbound.close();
   }
 
   private async send(hook: WebhookRow, delivery: WebhookDeliveryRow): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
@@ -253,7 +249,7 @@ export class Webhooks {
     if (refused) return { ok: false, statusCode: null, error: refused };
     try {
       const response = await request(url, {
-        dispatcher: this.agent,
+        dispatcher: this.outbound.dispatcher,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -278,10 +274,7 @@ export class Webhooks {
 
   /** Scheme, port 0, a metadata host name, or a literal address the rules refuse (names are checked on their DNS answer when connecting). */
   private literalRefusal(url: URL): string | null {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `only http: and https: URLs may receive webhooks, not ${url.protocol}`;
-    // port 0 is no port a server listens on: every delivery would fail to connect
-    if (url.port === '0') return 'port 0 is not a port a receiver can listen on';
-    return this.guard.hostRefusal(url.hostname);
+    return urlFormRefusal(url, 'receive webhooks') ?? this.outbound.guard.hostRefusal(url.hostname);
   }
 
   /** A URL a webhook may be saved with: well formed, http(s), and every address it resolves to allowed. */
@@ -296,10 +289,8 @@ export class Webhooks {
     const refused = this.literalRefusal(url);
     if (refused) throw refuse(refused);
     const host = normalizeHost(url.hostname);
-    if (net.isIP(host) === 0) {
-      const why = await resolvedRefusal(this.lookup, host).catch(() => `host ${host} does not resolve`);
-      if (why) throw refuse(why);
-    }
+    const why = await this.outbound.refusal(host).catch(() => `host ${host} does not resolve`);
+    if (why) throw refuse(why);
     return raw;
   }
 

@@ -145,6 +145,7 @@ describe(`agent MCP servers (${PROFILE})`, function () {
         { body: { name: 'shop', url: 'not a url' }, path: '/url' },
         { body: { name: 'shop', url: 'ftp://files.example.com/mcp' }, path: '/url' },
         { body: { name: 'shop', url: 'https://user:pw@mcp.example.com/mcp' }, path: '/url' },
+        { body: { name: 'shop', url: 'http://93.184.215.14:0/mcp', allowed_hosts: ['93.184.215.14'] }, path: '/url' },
         { body: { name: 'shop', url: 'https://mcp.example.com/mcp', allowed_hosts: ['other.example.com'] }, path: '/allowed_hosts' },
         { body: { name: 'shop', url: 'https://mcp.example.com/mcp', secret_ref: unique('missing') }, path: '/secret_ref', code: 'unknown_secret' },
         { body: { name: 'shop__x', url: 'https://mcp.example.com/mcp' }, path: '/name' },

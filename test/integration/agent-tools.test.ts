@@ -230,6 +230,7 @@ describe(`agent tools (${PROFILE})`, function () {
       const cases: Array<{ body: Record<string, unknown>; path: string; code?: string }> = [
         { body: orderTool('not a url'), path: '/http/url' },
         { body: orderTool('ftp://files.example.com/orders/{order_id}'), path: '/http/url' },
+        { body: orderTool('https://api.example.com:0/orders/{order_id}'), path: '/http/url' },
         { body: orderTool('https://api.example.com/orders/{order_id}', { http: { url: 'https://api.example.com/orders/{order_id}', method: 'TRACE' } }), path: '/http/method' },
         { body: orderTool('https://api.example.com/orders/{order_id}/lines/{line}'), path: '/http/url' },
         { body: orderTool('https://api.example.com/orders/{order_id}', { allowed_hosts: ['other.example.com'] }), path: '/allowed_hosts' },

@@ -314,9 +314,9 @@ describe(`mem0 webhooks (${PROFILE})`, function () {
     const stored = async () => (await client.getWebhooks()).map((w) => `${w.name} ${w.url}`).sort();
     const before = await stored();
     const refusal = {
-      detail: 'url is not allowed: port 0 is not a port a receiver can listen on.',
+      detail: 'url is not allowed: port 0 is not a port a server can listen on.',
       code: 'url_not_allowed',
-      errors: [{ path: '/url', message: 'port 0 is not a port a receiver can listen on' }],
+      errors: [{ path: '/url', message: 'port 0 is not a port a server can listen on' }],
     };
     for (const url of ['http://93.184.215.14:0/', 'http://127.0.0.1:0/in', 'https://127.0.0.1:00/in']) {
       const res = await t.http.post(path).set('Authorization', token(key)).send({ name: unique('zero'), url, event_types: ['memory_add'] });

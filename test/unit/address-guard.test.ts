@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AddressGuard } from '../../core/agents/address-guard.js';
+import { AddressGuard } from '../../core/outbound/address-guard.js';
 import { loadConfig } from '../../lib/config.js';
 
 /** A guard with the operator's TOOL_ALLOW_PRIVATE_HOSTS set to `raw`. */

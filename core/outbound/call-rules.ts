@@ -1,20 +1,9 @@
 import net from 'node:net';
-import { Agent } from 'undici';
-import { inSpan, SpanKind, SpanStatusCode, tracingEnabled } from '../../lib/tracing.js';
-import { AddressRefusedError, guardedLookup, normalizeHost, type AddressGuard } from './address-guard.js';
+import { AddressRefusedError, normalizeHost, type AddressGuard } from './address-guard.js';
+import { urlFormRefusal } from './outbound.js';
 
-// What every outbound call an agent makes (HTTP tools, MCP servers) goes through: the host
-// allow-list, the operator's address rule, the secret kept out of results, failures in words.
-
-export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'denied' | 'rate_limited';
-
-/** What one tool call came to; `result` is what the model sees (secret redacted, truncated). */
-export interface ToolOutcome {
-  status: ToolCallStatus;
-  result: string;
-  http_status?: number;
-  duration_ms: number;
-}
+// The rules of a call an agent makes (HTTP tools, MCP servers), hop by hop: the caller's host
+// allow-list within the operator's address rule, the secret kept out of results, failures in words.
 
 /** Redirect statuses: each target is checked before it is followed (or the call is refused). */
 export const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -40,14 +29,13 @@ export function hostPolicy(allowedHosts: string[], owner: string): HostPolicy {
 }
 
 /**
- * Scheme, allow-list, and the address of a literal IP host for one hop (no DNS lookup happens
+ * Scheme and port, allow-list, and the address of a literal IP host for one hop (no DNS lookup happens
  * for those; the URL parser has already turned numeric forms such as 2130706433, 0x7f.1 or
  * 127.1 into dotted decimal). Host names are checked on their DNS answer when connecting.
  */
 export function checkHop(url: URL, policy: HostPolicy, guard: AddressGuard): { denied: string } | null {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { denied: `only http: and https: URLs may be called, not ${url.protocol}` };
-  }
+  const form = urlFormRefusal(url, 'be called');
+  if (form) return { denied: form };
   const host = normalizeHost(url.hostname);
   const literal = net.isIP(host) !== 0;
   const allowed = policy.exact.has(host) || (!literal && policy.suffixes.some((suffix) => host.endsWith(suffix)));
@@ -56,11 +44,6 @@ export function checkHop(url: URL, policy: HostPolicy, guard: AddressGuard): { d
   }
   const refused = guard.hostRefusal(host);
   return refused ? { denied: refused } : null;
-}
-
-/** An undici dispatcher whose every connection checks the address it resolves to first. */
-export function guardedDispatcher(guard: AddressGuard, connectTimeoutMs: number): Agent {
-  return new Agent({ connect: { timeout: connectTimeoutMs, lookup: guardedLookup(guard) } });
 }
 
 /** Replaces every occurrence of the secret (as sent, JSON-escaped, and its credential after a scheme like "Bearer"). */
@@ -134,20 +117,4 @@ export function classifyFailure(err: unknown, host: string): Failure {
   const first = chain[0];
   const detail = first ? (first.message.split('\n')[0] ?? '').slice(0, 200) || first.name : String(err).slice(0, 200);
   return { status: 'error', message: `request to ${host} failed: ${detail}` };
-}
-
-/**
- * Runs a tool call as an `execute_tool <name>` span while tracing is on (the GenAI semantic
- * conventions' tool call), with the outcome's status and HTTP status; a call that failed is an error.
- */
-export function tracedToolCall(name: string, attributes: Record<string, string>, call: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
-  if (!tracingEnabled()) return call();
-  const all = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'extension', ...attributes };
-  return inSpan(`execute_tool ${name}`, { kind: SpanKind.CLIENT, attributes: all }, async (span) => {
-    const outcome = await call();
-    span.setAttribute('cairn.tool.status', outcome.status);
-    if (outcome.http_status !== undefined) span.setAttribute('http.response.status_code', outcome.http_status);
-    if (outcome.status !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.status });
-    return outcome;
-  });
 }
