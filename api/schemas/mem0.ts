@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_CATEGORIES } from '../../core/memory/categories.js';
+import { MAX_CATEGORIES } from '../../contracts/memory-categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject, QueryDefault } from './common.js';
 import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED } from './records.js';

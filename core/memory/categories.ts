@@ -1,3 +1,4 @@
+import { MAX_CATEGORIES, MAX_CATEGORY_DESCRIPTION, MAX_CATEGORY_NAME } from '../../contracts/memory-categories.js';
 import { badRequest } from '../../lib/errors.js';
 import type { Embedder } from '../../providers/embedder.js';
 
@@ -31,10 +32,6 @@ export const DEFAULT_CATEGORIES: readonly Category[] = [
 
 /** The catalogue-less fallback: a memory close to no category gets this one when the catalogue has it. */
 const FALLBACK = 'misc';
-/** Most categories one add may name. */
-export const MAX_CATEGORIES = 50;
-const MAX_NAME = 64;
-const MAX_DESCRIPTION = 500;
 const NAME = /^[\p{L}\p{N}_ .&/-]+$/u;
 /** The least cosine similarity (all-MiniLM-L6-v2) of a memory and a category's description for the category to be given. */
 const MIN_SIMILARITY = 0.15;
@@ -49,7 +46,7 @@ const CACHED_CATALOGUES = 64;
  */
 export function parseCustomCategories(raw: unknown, at = '/custom_categories'): Category[] {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_CATEGORIES) {
-    throw badRequest('validation_failed', `custom_categories must be a list of 1 to ${MAX_CATEGORIES} categories, each {"name": "what it covers"} or a name.`, [{ path: at, message: 'not a list of 1 to 50 categories' }]);
+    throw badRequest('validation_failed', `custom_categories must be a list of 1 to ${MAX_CATEGORIES} categories, each {"name": "what it covers"} or a name.`, [{ path: at, message: `not a list of 1 to ${MAX_CATEGORIES} categories` }]);
   }
   const seen = new Set<string>();
   return raw.flatMap((item: unknown, i) => {
@@ -58,8 +55,8 @@ export function parseCustomCategories(raw: unknown, at = '/custom_categories'): 
     if (entries.length === 0) throw invalid(path, 'is neither a name nor an object of {"name": "description"}');
     return entries.map(([name, description]) => {
       const trimmed = name.trim();
-      if (!NAME.test(trimmed) || trimmed.length > MAX_NAME) throw invalid(path, `names a category "${name.slice(0, 80)}"; names are 1–${MAX_NAME} letters, digits, spaces and _ . & / -`);
-      if (typeof description !== 'string' || description.length > MAX_DESCRIPTION) throw invalid(path, `describes "${trimmed}" with ${typeof description === 'string' ? 'a description longer than 500 characters' : 'something other than a string'}`);
+      if (!NAME.test(trimmed) || trimmed.length > MAX_CATEGORY_NAME) throw invalid(path, `names a category "${name.slice(0, 80)}"; names are 1–${MAX_CATEGORY_NAME} letters, digits, spaces and _ . & / -`);
+      if (typeof description !== 'string' || description.length > MAX_CATEGORY_DESCRIPTION) throw invalid(path, `describes "${trimmed}" with ${typeof description === 'string' ? `a description longer than ${MAX_CATEGORY_DESCRIPTION} characters` : 'something other than a string'}`);
       if (seen.has(trimmed)) throw invalid(path, `names "${trimmed}" a second time`);
       seen.add(trimmed);
       return { name: trimmed, description: description.trim() || trimmed };
