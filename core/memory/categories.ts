@@ -49,7 +49,7 @@ export function parseCustomCategories(raw: unknown, at = '/custom_categories'): 
     throw badRequest('validation_failed', `custom_categories must be a list of 1 to ${MAX_CATEGORIES} categories, each {"name": "what it covers"} or a name.`, [{ path: at, message: `not a list of 1 to ${MAX_CATEGORIES} categories` }]);
   }
   const seen = new Set<string>();
-  return raw.flatMap((item: unknown, i) => {
+  const categories = raw.flatMap((item: unknown, i) => {
     const path = `${at}/${i}`;
     const entries: Array<[string, unknown]> = typeof item === 'string' ? [[item, item]] : isObject(item) ? Object.entries(item) : [];
     if (entries.length === 0) throw invalid(path, 'is neither a name nor an object of {"name": "description"}');
@@ -62,6 +62,11 @@ export function parseCustomCategories(raw: unknown, at = '/custom_categories'): 
       return { name: trimmed, description: description.trim() || trimmed };
     });
   });
+  // an object may name several categories: the bound is on categories, not on list items
+  if (categories.length > MAX_CATEGORIES) {
+    throw badRequest('validation_failed', `custom_categories names ${categories.length} categories; at most ${MAX_CATEGORIES}.`, [{ path: at, message: `${categories.length} categories; at most ${MAX_CATEGORIES}` }]);
+  }
+  return categories;
 }
 
 /** A catalogue ready to compare memories with: its categories and their embeddings, in order. */

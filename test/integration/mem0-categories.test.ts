@@ -109,7 +109,7 @@ describe(`mem0 categories (${PROFILE})`, function () {
     const user = unique('cat-bad');
     const add = (extra: Record<string, unknown>) =>
       t.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages: says(['I like tea.']), user_id: user, infer: false, ...extra });
-    for (const custom_categories of [[], [{}], [{ food: 5 }], [{ 'bad\nname': 'x' }], [{ a: 'x' }, 'a'], Array.from({ length: 51 }, (_, i) => `c${i}`), 'food']) {
+    for (const custom_categories of [[], [{}], [{ food: 5 }], [{ 'bad\nname': 'x' }], [{ a: 'x' }, 'a'], Array.from({ length: 51 }, (_, i) => `c${i}`), Array.from({ length: 50 }, (_, i) => ({ [`a${i}`]: 'x', [`b${i}`]: 'y' })), 'food']) {
       const res = await add({ custom_categories });
       expect(res.status, JSON.stringify(custom_categories)).to.equal(400);
       expect(res.body.detail).to.match(/custom_categories/);
