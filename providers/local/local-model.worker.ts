@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { FeatureExtractionPipeline } from '@huggingface/transformers';
+import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
 
 // The body of one thread of the local model pool (`LocalModelPool`): the model is loaded here,
 // once per thread, and batches run here one at a time, so tokenising and onnxruntime's run never
@@ -18,6 +18,8 @@ export interface EmbedTask {
   /** The model's folder under `root` (its name, or its hub id). */
   id: string;
   texts: string[];
+  /** Word pieces kept of each text (the rest is cut before the model runs). */
+  maxTokens: number;
 }
 
 /** What a model thread is started with. */
@@ -95,10 +97,16 @@ async function embed(task: EmbedTask): Promise<Embedded> {
   const loading = pipelines.has(task.name) ? null : performance.now();
   const extractor = await model(task);
   const loadMs = loading === null ? null : Math.round(performance.now() - loading);
-  const output = await extractor(task.texts, { pooling: 'mean', normalize: true });
+  const { mean_pooling } = await import('@huggingface/transformers');
+  // what the feature-extraction pipeline does, but cut at the model's own length: a batch's
+  // attention memory grows with the square of its longest text
+  const inputs = extractor.tokenizer(task.texts, { padding: true, truncation: true, max_length: task.maxTokens });
+  const outputs = (await extractor.model(inputs)) as { last_hidden_state: Tensor };
+  const pooled = mean_pooling(outputs.last_hidden_state, inputs.attention_mask as Tensor);
+  const output = pooled.normalize(2, -1);
   // a copy of exactly this batch's floats, handed over to the pool's thread
   const data = (output.data as Float32Array).slice();
-  output.dispose();
+  for (const tensor of [output, pooled, outputs.last_hidden_state, ...(Object.values(inputs) as Tensor[])]) tensor.dispose();
   return { data, loadMs };
 }
 

