@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newProject, p99, probeHealth, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { isProduction, newProject, p99, probeHealth, PROFILE, spawnCairn, startRuntime, token, unique, waitFor, type CairnProcess, type TestRuntime } from '../helpers.js';
 
 // Work whose cost grows with its input is bounded: a schema over the extraction bounds is refused
 // at the request, and the local language model works on threads of its own under a deadline, so a
@@ -18,13 +18,16 @@ function enumSchema(fields: number, members: number): Record<string, unknown> {
 /** A POST with a project key. */
 const postAs = (runtime: TestRuntime, path: string, body: Record<string, unknown>, as: string) => runtime.http.post(path).set('Authorization', token(as)).send(body);
 
-/** Stores `count` memories of `user` as given, in one add. */
-async function remember(runtime: TestRuntime, user: string, count: number, as: string): Promise<void> {
+/** Stores `count` memories of `user` as given (memory `i` saying `note(i)`), in adds of 100. */
+async function remember(
+  runtime: TestRuntime,
+  user: string,
+  count: number,
+  as: string,
+  note = (i: number): string => `Note ${i}: the value ${i % 7} option${i % 13} came up in the meeting about project ${i}.`,
+): Promise<void> {
   for (let from = 0; from < count; from += 100) {
-    const messages = Array.from({ length: Math.min(100, count - from) }, (_, j) => {
-      const i = from + j;
-      return { role: 'user', content: `Note ${i}: the value ${i % 7} option${i % 13} came up in the meeting about project ${i}.` };
-    });
+    const messages = Array.from({ length: Math.min(100, count - from) }, (_, j) => ({ role: 'user', content: note(from + j) }));
     const res = await postAs(runtime, '/v3/memories/add/', { messages, user_id: user, infer: false }, as);
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.be.oneOf([200, 201]);
   }
@@ -171,3 +174,91 @@ describe(`bounded work past the local model deadline, LOCAL_MODEL_DEADLINE_MS ($
     expect(after.updated_at).to.equal(failed.updated_at);
   });
 });
+
+// Production runs the API apart from as many worker processes as the load needs. A job the local
+// model cannot finish within its deadline ends failed, in the one worker that took it: it is not
+// handed on (its worker's event loop stays free to renew the job's lock), so it never freezes one
+// worker after another, and the workers keep indexing other projects' memories meanwhile.
+if (isProduction) {
+  describe(`bounded work across worker processes, LOCAL_MODEL_DEADLINE_MS (${PROFILE})`, function () {
+    this.timeout(240_000); // a ceiling for a loaded machine: the test waits on conditions
+    const ADMIN_TOKEN = 'admin-token-for-bounded-work-0123456789';
+    let api: TestRuntime;
+    const workers: CairnProcess[] = [];
+
+    before(async () => {
+      // the test's runtime is the API alone (its relay hands the jobs to Redis); two workers run them
+      api = await startRuntime({ role: 'api', env: { ADMIN_TOKEN } });
+      // On a fresh model thread the export below takes seconds (1-2 s of the model's work on 2
+      // loaded cores): 100 ms is far short of it. A job lock of 2 s: a worker whose event loop
+      // stopped for longer while it held the export would lose the job to the other worker
+      // (BullMQ's stalled-job recovery), which the queue board would show.
+      const env = { ...api.env, LOCAL_MODEL_DEADLINE_MS: '100', JOB_LOCK_MS: '2000', LOG_LEVEL: 'info' };
+      workers.push(...(await Promise.all([spawnCairn('start-worker.ts', env), spawnCairn('start-worker.ts', env)])));
+      await Promise.all(workers.map((w) => w.waitForOutput(/cairn started/, 90_000)));
+    });
+    after(async () => {
+      for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
+      await api.close();
+    });
+
+    it("an export past the deadline fails with the reason after one run, while the workers index another project's memories", async () => {
+      const exporter = await newProject(api);
+      const other = await newProject(api);
+      const user = unique('hostile');
+      // 200 memories of five clauses, each clause naming "value": the model tries every enum member on each
+      await remember(api, user, 200, exporter.key, (i) => `Note ${i}: ${[0, 1, 2, 3].map((j) => `value ${(i + j) % 7} option${(i + j) % 13}`).join('; ')}.`);
+
+      const reader = unique('reader');
+      const shelves = ['Andes', 'Alps', 'Atlas mountains', 'Urals'];
+      const addShelves = async (from: number): Promise<void> => {
+        const messages = Array.from({ length: 20 }, (_, i) => ({ role: 'user', content: `Shelf ${from + i} of the reading room holds maps of the ${shelves[i % 4]}.` }));
+        const res = await postAs(api, '/v3/memories/add/', { messages, user_id: reader, infer: false }, other.key);
+        expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.equal(200);
+      };
+      // the other project's memories are written just before and just after the export
+      await addShelves(0);
+      // at the bound of enum members (1,000 in all)
+      const created = await postAs(api, '/v1/exports/', { schema: enumSchema(2, 500), user_id: user }, exporter.key);
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      await addShelves(20);
+
+      const settled = await waitFor(
+        async () => {
+          const got = (await postAs(api, '/v1/exports/get/', { memory_export_id: created.body.id }, exporter.key)).body.memory_export;
+          return ['completed', 'failed'].includes(got?.status) && got;
+        },
+        { timeoutMs: 120_000, intervalMs: 100, message: 'the export settled' },
+      );
+      expect(settled.status, JSON.stringify(settled)).to.equal('failed');
+      expect(settled.error).to.contain('did not finish').and.to.contain('LOCAL_MODEL_DEADLINE_MS');
+
+      const indexed = await waitFor(
+        async () => {
+          const listed = (await postAs(api, '/v3/memories/', { filters: { user_id: reader } }, other.key)).body.results as Array<{ embedding_status: string }>;
+          return listed.length === 40 && listed.every((m) => m.embedding_status === 'indexed') && listed;
+        },
+        { timeoutMs: 120_000, intervalMs: 200, message: "the other project's 40 memories indexed" },
+      );
+      expect(indexed).to.have.length(40);
+      const found = await postAs(api, '/v3/memories/search/', { query: 'maps of the Urals', filters: { user_id: reader }, mode: 'dense' }, other.key);
+      expect(found.status).to.equal(200);
+      expect(found.body.results[0].memory).to.contain('Urals');
+
+      // what an operator sees on the queue board: the export's job was started once and never stalled
+      const board = await api.http
+        .get(`/admin/queues/api/queues/extraction/${encodeURIComponent(`memory.export-${created.body.id}`)}`)
+        .set('Authorization', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`);
+      expect(board.status, JSON.stringify(board.body).slice(0, 300)).to.equal(200);
+      // (the job ends normally once it has recorded the export's failure; the board lists
+      // attemptsStarted and stalledCounter only when a job was started again after a stall)
+      const job = JSON.stringify(board.body).slice(0, 600);
+      expect(board.body.status, job).to.equal('completed');
+      expect(board.body.job.attempts, job).to.equal(1);
+      expect(board.body.job, job).not.to.have.any.keys('attemptsStarted', 'stalledCounter');
+      const after = (await postAs(api, '/v1/exports/get/', { memory_export_id: created.body.id }, exporter.key)).body.memory_export;
+      expect(after).to.deep.equal(settled);
+      for (const worker of workers) expect(worker.child.exitCode, worker.output().slice(-2_000)).to.equal(null);
+    });
+  });
+}
