@@ -200,6 +200,8 @@ export class BullmqQueue implements QueueDriver {
           }
         },
         {
+          // stored on each job it runs: the queue board shows which process ran (or runs) a job
+          name: this.worker,
           connection,
           prefix: this.options.prefix,
           concurrency: concurrencyOf(this.options.concurrency, name),
