@@ -325,3 +325,30 @@ export function machineTicks(): { busy: number; total: number } {
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
   return { busy: total - idle, total };
 }
+
+/** Resident memory (kB) of a process and all its descendants, from /proc. */
+export function treeRssKb(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  let total = 0;
+  const visit = (p: number): void => {
+    try {
+      const rss = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
+      total += Number(rss?.[1] ?? 0);
+    } catch {
+      // ended meanwhile
+    }
+    for (const c of children.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return total;
+}

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { treeRssKb } from './children.js';
 
 // `npm run bench:start`: how long `npm start` (embedded profile) takes from process start until
 // /healthz answers 200, and the resident memory once it is up, for the compiled build (dist/)
@@ -28,33 +29,6 @@ const MODES = {
   compiled: [process.execPath, '--enable-source-maps', path.join(root, 'dist', 'scripts', 'start.js')],
 } as const;
 type Mode = keyof typeof MODES;
-
-/** Resident memory (kB) of a process and all its descendants, from /proc. */
-function treeRssKb(pid: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  let total = 0;
-  const visit = (p: number): void => {
-    try {
-      const rss = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      total += Number(rss?.[1] ?? 0);
-    } catch {
-      // ended meanwhile
-    }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
-  return total;
-}
 
 async function healthy(port: number): Promise<boolean> {
   try {
