@@ -26,6 +26,7 @@ interface Tally {
   failed: number;
 }
 
+const begun = performance.now();
 const totals: Tally = { passed: 0, failed: 0 };
 let failedRuns = 0;
 
@@ -53,24 +54,32 @@ function runChild(command: string, args: string[], extraEnv: Record<string, stri
   });
 }
 
+/** Minutes and seconds since `started`, for the summary lines (CI's budget is in minutes). */
+function elapsed(started: number): string {
+  const seconds = Math.round((performance.now() - started) / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
 function runMocha(config: string, extraEnv: Record<string, string>, label: string, prefix = ''): Promise<void> {
   const args = ['mocha', '--config', config, ...(values.grep ? ['--grep', values.grep] : [])];
+  const started = performance.now();
   return runChild('npx', args, extraEnv, prefix).then(({ code, output }) => {
     const passed = Number(/(\d+) passing/.exec(output)?.[1] ?? 0);
     const failed = Number(/(\d+) failing/.exec(output)?.[1] ?? 0);
     totals.passed += passed;
     totals.failed += failed;
     if (code !== 0) failedRuns += 1;
-    process.stdout.write(`\n${label}: ${passed} passed, ${failed} failed${code !== 0 && failed === 0 ? ` (mocha exited ${code})` : ''}\n\n`);
+    process.stdout.write(`\n${label}: ${passed} passed, ${failed} failed${code !== 0 && failed === 0 ? ` (mocha exited ${code})` : ''}; ${elapsed(started)}\n\n`);
   });
 }
 
 /** schemathesis over every operation of /openapi.json (scripts/schemathesis.sh), counted as one test. */
 async function runFuzz(): Promise<void> {
+  const started = performance.now();
   const { code } = await runChild(path.join(root, 'scripts/schemathesis.sh'), [], {}, '[fuzz] ');
   if (code === 0) totals.passed += 1;
   else totals.failed += 1;
-  process.stdout.write(`\nfuzz (schemathesis): ${code === 0 ? '1 passed, 0 failed' : `0 passed, 1 failed (exit ${code})`}\n\n`);
+  process.stdout.write(`\nfuzz (schemathesis): ${code === 0 ? '1 passed, 0 failed' : `0 passed, 1 failed (exit ${code})`}; ${elapsed(started)}\n\n`);
 }
 
 /** LOCAL_MODEL_DIR for the tests: the caller's, else the folder scripts/model-files.sh fills (idempotent). */
@@ -191,5 +200,5 @@ try {
   }
 }
 
-process.stdout.write(`${totals.passed} passed, ${totals.failed} failed\n`);
+process.stdout.write(`${totals.passed} passed, ${totals.failed} failed; ${elapsed(begun)}\n`);
 process.exitCode = failedRuns > 0 || totals.failed > 0 ? 1 : 0;
