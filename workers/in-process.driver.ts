@@ -3,8 +3,11 @@ import { envelope, JOBS, QUEUE_NAMES, type JobEnvelope, type JobName, type JobOf
 import { endsJob, runJob, type JobHandlers } from '../contracts/jobs/handlers.js';
 import type { Logger } from '../lib/logger.js';
 import { withTimeout } from '../lib/time.js';
-import type { QueueDepth, QueueDriver } from '../contracts/jobs/queue.js';
+import type { FailedJob, QueueDepth, QueueDriver } from '../contracts/jobs/queue.js';
 import { concurrencyOf, DEFAULT_RETRY, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type RetryPolicy } from './retry-policy.js';
+
+/** Failed jobs the embedded board lists, newest first (as many as BullMQ keeps per queue, in all). */
+const FAILED_KEPT = 1_000;
 
 interface Counters {
   waiting: number;
@@ -39,6 +42,8 @@ export class InProcessQueue implements QueueDriver {
   /** Jobs waiting out a retry, by queue, woken early when a job of their queue recovers. */
   private readonly retrying = new Map<QueueName, Set<() => void>>();
   private readonly retriedEarlyAt = new Map<QueueName, number>();
+  /** Jobs that ended failed for good, oldest first. */
+  private readonly failedJobs: FailedJob[] = [];
 
   constructor(
     private readonly log: Logger,
@@ -125,6 +130,11 @@ export class InProcessQueue implements QueueDriver {
     return Promise.resolve(QUEUE_NAMES.map((queue) => ({ queue, ...(this.counters.get(queue) as Counters) })));
   }
 
+  /** The jobs that ended failed for good since the process started, newest first, with their reasons. */
+  failed(): FailedJob[] {
+    return this.failedJobs.slice().reverse();
+  }
+
   ping(): Promise<void> {
     return Promise.resolve();
   }
@@ -164,6 +174,8 @@ export class InProcessQueue implements QueueDriver {
         if (endsJob(err)) {
           this.log.error({ err, job: job.name, jobId: job.jobId, attempt }, 'job failed for good');
           counters.failed += 1;
+          this.failedJobs.push({ queue, name: job.name, id: job.jobId, reason: err instanceof Error ? err.message : String(err), attempts: attempt, failed_at: new Date().toISOString() });
+          if (this.failedJobs.length > FAILED_KEPT) this.failedJobs.shift();
           return;
         }
         this.log.warn({ err, job: job.name, jobId: job.jobId, attempt }, 'job failed; will retry');

@@ -12,7 +12,8 @@ export const BULL_BOARD_PATH = '/admin/queues';
 
 /**
  * Bull Board at /admin/queues (production, where the queues are BullMQ's). The embedded profile
- * has no BullMQ queues; there the same path answers the in-process queue depths as JSON.
+ * has no BullMQ queues; there the same path answers the in-process queue depths, and the jobs that
+ * ended failed with their reasons, as JSON.
  */
 export function bullBoard(queues: Queue[], guard: Middleware): Middleware | null {
   if (queues.length === 0) return null;
@@ -52,12 +53,12 @@ export function queueDepthRoute(queue: QueueDriver): RouteSpec {
     tag: 'Operations',
     auth: 'admin',
     responses: {
-      200: { description: 'Bull Board UI, or {driver, queues}' },
+      200: { description: 'Bull Board UI, or {driver, queues, failed}: the depths, and the jobs that ended failed (newest first, with their reasons)' },
       401: { description: 'Admin token required', schema: ERROR_SCHEMA },
       403: { description: 'Admin endpoints are disabled (ADMIN_TOKEN is not set)', schema: ERROR_SCHEMA },
     },
     async handler(ctx) {
-      ctx.body = { driver: queue.kind, queues: await queue.depths() };
+      ctx.body = { driver: queue.kind, queues: await queue.depths(), failed: queue.failed?.() ?? [] };
     },
   });
 }

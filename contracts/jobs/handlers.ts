@@ -17,18 +17,28 @@ export interface JobContext {
 export type JobHandler<N extends JobName> = (payload: JobOf<N>, ctx: JobContext) => Promise<JobResult<N>>;
 export type JobHandlers = { [N in JobName]: JobHandler<N> };
 
+/**
+ * What a handler throws when its job can never succeed (a corrupt file, say) once it has recorded
+ * that on its row: the job ends failed with this message as its reason, and is never retried, so
+ * the queue shows it among the failed jobs.
+ */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError';
+}
+
 /** A payload that can never succeed: logged and dropped, never retried. */
-export class PoisonJobError extends Error {
+export class PoisonJobError extends PermanentJobError {
   override name = 'PoisonJobError';
 }
 
 /**
- * The one retry rule of every job: true when `err` ends the job for good (a poison payload, an
- * error marked unrecoverable, or input that can never succeed, see `isTransient`); false when the
- * job must be tried again later, however long the dependency it waits on stays down.
+ * The one retry rule of every job: true when `err` ends the job for good (a poison payload, a
+ * permanent failure a handler declared, an error marked unrecoverable, or input that can never
+ * succeed, see `isTransient`); false when the job must be tried again later, however long the
+ * dependency it waits on stays down.
  */
 export function endsJob(err: unknown): boolean {
-  return err instanceof PoisonJobError || err instanceof UnrecoverableError || !isTransient(err);
+  return err instanceof PermanentJobError || err instanceof UnrecoverableError || !isTransient(err);
 }
 
 const validators = Object.fromEntries(JOB_NAMES.map((name) => [name, ajv.compile(JOBS[name].schema)])) as unknown as {

@@ -11,6 +11,16 @@ export interface QueueDepth {
   completed: number;
 }
 
+/** A job that ended failed for good, as the embedded profile's board lists it. */
+export interface FailedJob {
+  queue: QueueName;
+  name: JobName;
+  id: string;
+  reason: string;
+  attempts: number;
+  failed_at: string;
+}
+
 /**
  * Where jobs go and where they run: BullMQ on Redis in production, an in-process runner on the
  * embedded profile. Both run handlers through `runJob`.
@@ -51,6 +61,11 @@ export interface QueueDriver {
    */
   requeue(job: JobEnvelope): Promise<boolean>;
   depths(): Promise<QueueDepth[]>;
+  /**
+   * The jobs that ended failed for good, newest first, with their reasons: the in-process queue's
+   * own record, for the embedded board (BullMQ keeps its failed jobs, which Bull Board lists).
+   */
+  failed?(): FailedJob[];
   /** Throws when the queue backend is unreachable. */
   ping(): Promise<void>;
   /** Stops taking jobs and waits for running ones. */

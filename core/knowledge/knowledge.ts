@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../../db/repositories/indexes.repository.js';
 import type { TransactionalOutbox } from '../../db/transactional-outbox.js';
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { envelope } from '../../contracts/jobs/catalogue.js';
-import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
+import { endsJob, PermanentJobError, type JobContext } from '../../contracts/jobs/handlers.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { newId, nowMs } from '../../lib/time.js';
 import type { ConfigCache, ConfigSnapshot } from '../config-cache.js';
@@ -273,8 +273,8 @@ export class Knowledge {
    * The `document.process` job. Idempotent: chunk ids are `<document>:<n>` and the chunks and
    * vectors of earlier runs are replaced, so a retry after a crash finishes the work without
    * duplicating it. A newer revision wins; a document deleted meanwhile leaves no vectors.
-   * An unreadable file or any other permanent failure (see `endsJob`) ends `failed` at once;
-   * a transient one (store or model unavailable) is recorded in `error` and retried until it passes.
+   * An unreadable file or any other permanent failure (see `endsJob`) ends `failed` at once, and
+   * so does its job, with the same reason; a transient one (store or model unavailable) is recorded in `error` and retried until it passes.
    */
   async process(projectId: string, documentId: string, revision: number, ctx: JobContext): Promise<void> {
     const doc = await this.rows.document(projectId, documentId);
@@ -329,7 +329,8 @@ export class Knowledge {
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof UnreadableDocument || endsJob(err)) {
         await this.rows.setStatus(this.db, projectId, doc.id, revision, { status: 'failed', error: message, updated_at: nowMs() });
-        if (err instanceof UnreadableDocument) return;
+        // the job fails too, with the document's reason, so the queue lists it among failed jobs
+        if (err instanceof UnreadableDocument) throw new PermanentJobError(message);
       } else {
         await this.rows.setStatus(this.db, projectId, doc.id, revision, { error: message }).catch((markErr: unknown) => {
           ctx.log.warn({ err: markErr }, 'could not record the processing error on the document');

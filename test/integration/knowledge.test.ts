@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { docxFile, pdfFile } from '../documents.js';
-import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { isProduction, newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { fakeProvider } from '../provider-server.js';
 
 interface Doc {
@@ -237,6 +237,63 @@ describe(`knowledge (${PROFILE})`, function () {
     } finally {
       await reranking.close();
       await cohere.close();
+    }
+  });
+});
+
+describe(`a document that can never be read, on the queue board (${PROFILE})`, function () {
+  this.timeout(120_000);
+  const ADMIN_TOKEN = 'admin-token-for-failed-documents-0123456789';
+  let t: TestRuntime;
+  let auth: string;
+
+  before(async () => {
+    t = await startRuntime({ env: { ADMIN_TOKEN } });
+    auth = token((await newProject(t)).key);
+  });
+  after(() => t.close());
+
+  it('ends its job failed, once, with the reason the document shows', async () => {
+    const kb = unique('kb');
+    expect((await t.http.post('/v1/knowledge').set('Authorization', auth).send({ name: kb })).status).to.equal(201);
+    const uploaded = await t.http
+      .post(`/v1/knowledge/${kb}/documents`)
+      .set('Authorization', auth)
+      .attach('file', Buffer.from('%PDF-1.7 this is not really a pdf'), 'broken.pdf');
+    expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(202);
+    const id = uploaded.body.id as string;
+    const doc = await waitFor(
+      async () => {
+        const d = (await t.http.get(`/v1/knowledge/${kb}/documents/${id}`).set('Authorization', auth)).body as Doc;
+        return d.status === 'failed' || d.status === 'ready' ? d : null;
+      },
+      { timeoutMs: 60_000, message: 'the document settled' },
+    );
+    expect(doc.status).to.equal('failed');
+    expect(doc.error).to.match(/pdf file could not be read/i);
+
+    const jobId = `document.process-${id}-1`;
+    if (isProduction) {
+      // Bull Board's API, as the board's page reads it
+      const shown = await waitFor(
+        async () => {
+          const res = await t.http.get(`/admin/queues/api/queues/documents/${encodeURIComponent(jobId)}`).auth('admin', ADMIN_TOKEN);
+          return res.status === 200 && res.body.status === 'failed' ? res.body : null;
+        },
+        { timeoutMs: 10_000, message: 'the job failed on the board' },
+      );
+      expect(shown.job).to.include({ id: jobId, name: 'document.process', failedReason: doc.error, attempts: 1 });
+    } else {
+      // the embedded board: queue depths and the failed jobs with their reasons
+      const board = await waitFor(
+        async () => {
+          const res = await t.http.get('/admin/queues').auth('admin', ADMIN_TOKEN);
+          return (res.body.failed as Array<{ id: string }>).some((j) => j.id === jobId) ? res.body : null;
+        },
+        { timeoutMs: 10_000, message: 'the job failed on the board' },
+      );
+      expect(board.failed.find((j: { id: string }) => j.id === jobId)).to.include({ queue: 'documents', name: 'document.process', reason: doc.error, attempts: 1 });
+      expect(board.queues.find((q: { queue: string }) => q.queue === 'documents')).to.include({ failed: 1, delayed: 0 });
     }
   });
 });

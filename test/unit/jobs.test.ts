@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { envelope, JOB_NAMES } from '../../contracts/jobs/catalogue.js';
-import { assertHandlers, endsJob, PoisonJobError, runJob, type JobHandlers } from '../../contracts/jobs/handlers.js';
+import { assertHandlers, endsJob, PermanentJobError, PoisonJobError, runJob, type JobHandlers } from '../../contracts/jobs/handlers.js';
 import { badRequest, unavailable, AppError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logger.js';
 import { InProcessQueue } from '../../workers/in-process.driver.js';
@@ -89,6 +89,11 @@ describe('in-process queue', () => {
     await queue.dispatch({ name: 'probe.touch', jobId: 'poison', payload: { nope: 1 } as never });
     const [depth] = await queue.depths();
     expect(depth).to.include({ completed: 1, failed: 2 });
+    // the board lists them, newest first, with their reasons
+    const [poison, rejectedJob] = queue.failed();
+    expect(poison).to.include({ id: 'poison', queue: 'maintenance', name: 'probe.touch', attempts: 1 });
+    expect(poison?.reason).to.match(/^Invalid payload for probe\.touch: /);
+    expect(rejectedJob).to.include({ id: 'probe.touch-bad-input', reason: 'The provider rejected the input', attempts: 1 });
   });
 
   it('runs indexing jobs waiting out a backoff as soon as an indexing job that had failed succeeds', async function () {
@@ -186,7 +191,7 @@ describe('retry policy', () => {
       new Error('connect ECONNREFUSED 127.0.0.1:19530'),
       Object.assign(new Error('Deadlock found'), { code: 'ER_LOCK_DEADLOCK' }),
     ];
-    const permanent = [badRequest('embed_input_rejected', 'rejected the input (400)'), badRequest('invalid_vector', 'wrong dimension'), new PoisonJobError('Invalid payload')];
+    const permanent = [badRequest('embed_input_rejected', 'rejected the input (400)'), badRequest('invalid_vector', 'wrong dimension'), new PoisonJobError('Invalid payload'), new PermanentJobError('The pdf file could not be read')];
     expect(transient.map(endsJob)).to.deep.equal(transient.map(() => false));
     expect(permanent.map(endsJob)).to.deep.equal(permanent.map(() => true));
   });
