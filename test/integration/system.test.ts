@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { routesOf } from '../../api/app.js';
 import net from 'node:net';
+import { pino } from 'pino';
 import { isProduction, newProject, startRuntime, TEST_DATABASE_URL, token, waitFor, type TestRuntime } from '../helpers.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
@@ -146,6 +147,33 @@ describe('operations endpoints', () => {
         await plain.close();
       }
     });
+  });
+});
+
+describe('access log', () => {
+  let t: TestRuntime;
+  let key: string;
+  const lines: Array<{ level: number; msg: string; path?: string; status?: number }> = [];
+
+  before(async () => {
+    t = await startRuntime({ logger: pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) }) });
+    ({ key } = await newProject(t));
+  });
+  after(() => t.close());
+
+  it('logs /healthz and /readyz probes at debug, and other requests at info as before', async () => {
+    await waitFor(async () => (await t.http.get('/readyz')).status === 200, { message: 'ready' });
+    lines.length = 0;
+    expect((await t.http.get('/healthz')).status).to.equal(200);
+    expect((await t.http.get('/readyz/')).status).to.equal(200);
+    expect((await t.http.get('/v1/ping').set('Authorization', token(key))).status).to.equal(200);
+    const requests = lines.filter((l) => l.msg === 'request').map((l) => [l.path, l.level]);
+    // pino's levels: 20 debug, 30 info
+    expect(requests).to.deep.equal([
+      ['/healthz', 20],
+      ['/readyz', 20],
+      ['/v1/ping', 30],
+    ]);
   });
 });
 
