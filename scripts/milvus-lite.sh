@@ -12,7 +12,7 @@ version="${MILVUS_LITE_VERSION:-3.2.2}"
 port="${2:-19530}"
 
 install() {
-  if [ -x "$venv/bin/milvus-lite" ] && "$venv/bin/pip" show milvus-lite 2>/dev/null | grep -q "^Version: $version$"; then
+  if [ -x "$venv/bin/milvus-lite" ] && "$venv/bin/pip" show milvus-lite 2>/dev/null | grep "^Version: $version$" >/dev/null; then
     return 0
   fi
   python="${PYTHON:-python3}"

@@ -5,7 +5,7 @@
 pypi_venv() {
   local venv name=$1 package=$2 version=$3
   venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.cache/$name"
-  if ! "$venv/bin/python" -m pip show "$package" 2>/dev/null | grep -q "^Version: $version$"; then
+  if ! "$venv/bin/python" -m pip show "$package" 2>/dev/null | grep "^Version: $version$" >/dev/null; then
     local python="${PYTHON:-python3}"
     "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
       || { echo "$package $version needs Python >= 3.10; set PYTHON to one" >&2; return 1; }

@@ -20,7 +20,7 @@ workers="${SCHEMATHESIS_WORKERS:-2}"
 seed="${SCHEMATHESIS_SEED:-$RANDOM}"
 
 install() {
-  if [ -x "$venv/bin/st" ] && "$venv/bin/pip" show schemathesis 2>/dev/null | grep -q "^Version: $version$"; then
+  if [ -x "$venv/bin/st" ] && "$venv/bin/pip" show schemathesis 2>/dev/null | grep "^Version: $version$" >/dev/null; then
     return 0
   fi
   python="${PYTHON:-python3}"
