@@ -13,6 +13,10 @@
  *   providers local / cohere / openai models              → contracts, lib
  *   contracts filter language, job catalogue, store API   → lib
  *   lib       errors, time, logging, config, validation   → nothing of Cairn's
+ *
+ * Beside them, console/ (the web console, run in the browser) imports only console/ and packages:
+ * it knows the server only as the types generated from /openapi.json (console/generated/), and
+ * no server folder imports it.
  */
 const FOLDERS = ['scripts', 'api', 'runtime', 'jobs', 'workers', 'core', 'db', 'providers', 'contracts', 'lib'];
 const MAY_IMPORT = {
@@ -37,6 +41,20 @@ const layerRules = Object.entries(MAY_IMPORT).map(([folder, allowed]) => ({
 module.exports = {
   forbidden: [
     ...layerRules,
+    {
+      name: 'console-imports-console',
+      comment: 'console/ runs in the browser: it imports only console/ (the API as types generated from /openapi.json) and packages',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: `^(${FOLDERS.join('|')}|test)/` },
+    },
+    {
+      name: 'server-does-not-import-console',
+      comment: 'the server serves the console as a bundle (dist/console) and imports nothing of it',
+      severity: 'error',
+      from: { path: `^(${FOLDERS.join('|')})/` },
+      to: { path: '^console/' },
+    },
     {
       name: 'routes-get-services',
       comment: 'a route is handed the services it uses (api/app.ts picks them from the runtime)',
@@ -63,6 +81,6 @@ module.exports = {
     exclude: { path: '^(node_modules|data|\\.cache|dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.json'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.json'] },
   },
 };

@@ -37,6 +37,8 @@ COPY providers ./providers
 COPY contracts ./contracts
 COPY lib ./lib
 COPY scripts ./scripts
+# the web console, bundled into dist/console (served at /console)
+COPY console ./console
 RUN node scripts/build.mjs
 
 # ---- runtime stage ----

@@ -12,6 +12,7 @@ import { mount, RouteCatalog, type RouteAuth, type RouteSpec } from './route.js'
 import { bullBoard, queueDepthRoute } from './routes/admin.routes.js';
 import { adminSignIn } from './routes/admin-sign-in.routes.js';
 import { apiKeyRoutes } from './routes/api-keys.routes.js';
+import { consolePages, consoleRoutes } from './routes/console.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
 import { mem0BulkRoutes } from './routes/mem0-bulk.routes.js';
@@ -47,7 +48,8 @@ export function createApp(runtime: Runtime): Koa {
   const catalog = new RouteCatalog();
   const router = new Router();
   const guards: Record<RouteAuth, Middleware> = {
-    token: requireApiKey(runtime.apiKeys),
+    // the console's session cookie stands in for the key on the API's routes (not on /mcp)
+    token: requireApiKey(runtime.apiKeys, { consoleAccess: runtime.consoleAccess }),
     admin: requireAdmin(runtime.adminAccess),
     oidc: requireIdToken(runtime.oidc),
     none: (_ctx, next) => next(),
@@ -60,6 +62,7 @@ export function createApp(runtime: Runtime): Koa {
     ...systemRoutes({ readiness: () => runtime.readiness(), profile: runtime.config.profile, metrics: runtime.metrics }, catalog),
     ...apiKeyRoutes({ apiKeys: runtime.apiKeys }),
     ...pingRoutes(),
+    ...consoleRoutes({ consoleAccess: runtime.consoleAccess }),
     ...probeRoutes({ probes: runtime.probes }),
     ...indexRoutes({ indexes: runtime.indexes }),
     ...schemaRoutes({ schemas: runtime.schemas }),
@@ -102,6 +105,7 @@ export function createApp(runtime: Runtime): Koa {
   app.use(errorHandler());
   app.use(wellFormedUri());
   app.use(adminSignIn(runtime.adminAccess));
+  app.use(consolePages());
   if (board) app.use(board);
   app.use(router.routes());
   // Sets 405 (or 501 for a method no route uses) with Allow; the error handler answers both as 405.

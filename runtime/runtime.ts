@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { AdminAccess } from '../core/admin-access.js';
+import { ConsoleAccess } from '../core/console-access.js';
 import { ApiKeys } from '../core/api-keys.js';
 import type { KeyCache } from '../db/key-cache.js';
 import { RecordExtraction } from '../core/extract.js';
@@ -119,6 +120,8 @@ export class Runtime {
   readonly apiKeys: ApiKeys;
   /** ADMIN_TOKEN's tries, counted across every way it is presented, and the admin sessions signed out. */
   readonly adminAccess: AdminAccess;
+  /** The web console's sign-in with a project API key, and its sessions. */
+  readonly consoleAccess: ConsoleAccess;
   readonly probes: Probes;
   /** Milvus on the production profile, the in-process exact index on the embedded one. */
   readonly vectors: VectorStore;
@@ -210,6 +213,7 @@ export class Runtime {
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
+    this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts);
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));

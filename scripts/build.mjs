@@ -1,7 +1,9 @@
 // Compiles Cairn's TypeScript into dist/ (one JavaScript file and source map per source file, the
 // folders kept as they are, so paths taken from `import.meta.url` resolve alike), and copies the
-// other files of the source folders beside them. Plain JavaScript, so that it runs before anything
-// is compiled and `npm start` checks dist/ in a few milliseconds.
+// other files of the source folders beside them; bundles the web console (console/) into
+// dist/console (its page, one script and one stylesheet, which the API serves at /console).
+// Plain JavaScript, so that it runs before anything is compiled and `npm start` checks dist/ in a
+// few milliseconds.
 //
 //   node scripts/build.mjs              build dist/ (`npm ci` runs it: the `prepare` script)
 //   node scripts/build.mjs --if-stale   build only when dist/ is missing or older than a source
@@ -12,6 +14,7 @@
 // compare, dist/ is used as it is.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,8 +22,19 @@ const OUT = path.join(root, 'dist');
 const STAMP = path.join(OUT, '.build.json');
 /** The folders compiled; test/ is not (the tests run the sources through tsx). */
 const FOLDERS = ['api', 'runtime', 'jobs', 'workers', 'core', 'db', 'providers', 'contracts', 'lib', 'scripts'];
-/** Left out: the benchmarks and the test runner run through tsx; this script. */
-const SKIP = new Set([path.join('scripts', 'bench'), path.join('scripts', 'test.ts'), path.join('scripts', 'build.mjs')]);
+/** The web console: bundled for the browser, not compiled file by file. */
+const CONSOLE = 'console';
+/**
+ * Left out: the benchmarks, the test runner and the console's type generator run through tsx;
+ * this script; the console's generated types (`npm run check` writes them; the bundle needs none).
+ */
+const SKIP = new Set([
+  path.join('scripts', 'bench'),
+  path.join('scripts', 'test.ts'),
+  path.join('scripts', 'openapi-types.ts'),
+  path.join('scripts', 'build.mjs'),
+  path.join(CONSOLE, 'generated'),
+]);
 /** Files whose change calls for a new build though they are not compiled. */
 const INPUTS = ['package.json', path.join('scripts', 'build.mjs')];
 
@@ -41,7 +55,7 @@ function sourceFiles() {
       else if (entry.isFile()) files.push(child);
     }
   };
-  for (const folder of FOLDERS) walk(folder);
+  for (const folder of [...FOLDERS, CONSOLE]) walk(folder);
   return files.sort();
 }
 
@@ -65,9 +79,11 @@ async function build(files) {
   const next = path.join(root, `.dist-${process.pid}`);
   fs.rmSync(next, { recursive: true, force: true });
   const started = Date.now();
+  const server = files.filter((f) => !f.startsWith(`${CONSOLE}${path.sep}`));
+  let consoleKb;
   try {
     await esbuild({
-      entryPoints: files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => path.join(root, f)),
+      entryPoints: server.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => path.join(root, f)),
       outdir: next,
       outbase: root,
       format: 'esm',
@@ -78,11 +94,12 @@ async function build(files) {
       logLevel: 'warning',
     });
     // everything else (thread entry files in CommonJS, shell scripts) goes beside the compiled files
-    for (const file of files.filter((f) => !f.endsWith('.ts'))) {
+    for (const file of server.filter((f) => !f.endsWith('.ts'))) {
       fs.mkdirSync(path.dirname(path.join(next, file)), { recursive: true });
       fs.copyFileSync(path.join(root, file), path.join(next, file));
       fs.chmodSync(path.join(next, file), fs.statSync(path.join(root, file)).mode);
     }
+    consoleKb = await bundleConsole(esbuild, path.join(next, CONSOLE));
     fs.writeFileSync(path.join(next, '.build.json'), `${JSON.stringify({ files }, null, 1)}\n`);
     // moved into place whole: the old build aside first, then the new one in, then the old one away
     const old = path.join(root, `.dist-old-${process.pid}`);
@@ -92,7 +109,31 @@ async function build(files) {
   } finally {
     fs.rmSync(next, { recursive: true, force: true });
   }
-  console.error(`cairn: built dist/ (${files.length} files) in ${Date.now() - started} ms`);
+  console.error(`cairn: built dist/ (${files.length} files; console script ${consoleKb} KB gzipped) in ${Date.now() - started} ms`);
+}
+
+/**
+ * The console for browsers: console/main.tsx and all it imports (Preact, openapi-fetch) as one
+ * minified script and one stylesheet, beside its page. Answers the script's gzipped size in KB.
+ */
+async function bundleConsole(esbuild, out) {
+  await esbuild({
+    entryPoints: { app: path.join(root, CONSOLE, 'main.tsx') },
+    bundle: true,
+    outdir: out,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  fs.copyFileSync(path.join(root, CONSOLE, 'index.html'), path.join(out, 'index.html'));
+  return (zlib.gzipSync(fs.readFileSync(path.join(out, 'app.js'))).length / 1024).toFixed(1);
 }
 
 const files = sourceFiles();

@@ -26,6 +26,16 @@ export const LOCAL_MODEL_DIR = process.env.LOCAL_MODEL_DIR ?? path.join(repoRoot
 /** A name no other test uses, so tests own their data and run in any order. */
 export const unique = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
+/**
+ * How the browser tests launch Chromium: Debian's, headless (playwright-core brings no browser of
+ * its own), without the background traffic of a desktop profile.
+ */
+export const CHROMIUM = {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+};
+
 /** A fresh directory under the OS temp dir. */
 export const tempDir = (prefix = 'cairn-test-'): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 

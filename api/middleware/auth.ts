@@ -1,21 +1,36 @@
 import type { Middleware } from 'koa';
 import type { AdminAccess } from '../../core/admin-access.js';
 import type { ApiKeys } from '../../core/api-keys.js';
+import type { ConsoleAccess } from '../../core/console-access.js';
 import type { OidcVerifier } from '../../core/registry/identity.js';
 import { AppError, forbidden, rateLimited, unauthorized, unavailable } from '../../lib/errors.js';
 import { ADMIN_SIGN_IN_PATH, hasAdminSession, startAdminSession, wantsPage } from './admin-session.js';
+import { CONSOLE_HEADER, consoleSessionOf, fromConsole } from './console-session.js';
 import { requestLog } from './request-context.js';
 
 /**
  * `Authorization: Token <API_KEY>`: resolves the project the key belongs to. With `bearer`, the
  * key may also come as `Bearer <API_KEY>`, the scheme MCP clients send (the REST API keeps to
- * `Token`, which registry paths' ID tokens are told apart from).
+ * `Token`, which registry paths' ID tokens are told apart from). With `consoleAccess`, a request
+ * without an Authorization header may instead carry the web console's session cookie, taken only
+ * together with the console's header (X-Cairn-Console: 1) and checked against its key on every
+ * request, so it stops working when the key is revoked.
  */
-export function requireApiKey(apiKeys: ApiKeys, { bearer = false }: { bearer?: boolean } = {}): Middleware {
+export function requireApiKey(apiKeys: ApiKeys, { bearer = false, consoleAccess }: { bearer?: boolean; consoleAccess?: ConsoleAccess } = {}): Middleware {
   const scheme = bearer ? /^(?:Token|Bearer)\s+(\S+)\s*$/i : /^Token\s+(\S+)\s*$/i;
   const expected = bearer ? '"Token <API_KEY>" (or "Bearer <API_KEY>")' : '"Token <API_KEY>"';
   return async (ctx, next) => {
     const header = ctx.get('authorization');
+    const session = header === '' && consoleAccess ? consoleSessionOf(ctx) : null;
+    if (session !== null && consoleAccess) {
+      if (!fromConsole(ctx)) {
+        throw new AppError(403, 'console_header_required', `The console's session cookie is accepted only from the console's own scripts, which send the header "${CONSOLE_HEADER}: 1"; other clients send "Authorization: Token <API_KEY>".`);
+      }
+      const principal = await consoleAccess.principalOf(session);
+      if (!principal) throw unauthorized('The console session has ended (signed out, expired, or its API key was revoked): sign in again.', 'console_session_ended');
+      ctx.state.principal = principal;
+      return next();
+    }
     const match = scheme.exec(header);
     if (!match) {
       throw unauthorized(

@@ -34,6 +34,20 @@ export class ApiKeysRepository {
     return row;
   }
 
+  /**
+   * A console session's lookup: the key by its id, with its hash (what the session's cookie is
+   * signed with), across projects; undefined once the key is revoked.
+   */
+  async findPrincipalById(id: string): Promise<(KeyPrincipal & { keyHash: string }) | undefined> {
+    const row = (await this.db('api_keys as k')
+      .join('projects as p', 'p.id', 'k.project_id')
+      .where('k.id', id)
+      .first('k.id as keyId', 'k.project_id as projectId', 'p.name as projectName', 'k.key_hash as keyHash')) as
+      | (KeyPrincipal & { keyHash: string })
+      | undefined;
+    return row;
+  }
+
   async findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
     return (await this.db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).first()) as ApiKeyRow | undefined;
   }

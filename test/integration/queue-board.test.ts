@@ -2,23 +2,12 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { isProduction, startRuntime, tempDir, type TestRuntime } from '../helpers.js';
+import { CHROMIUM, isProduction, startRuntime, tempDir, type TestRuntime } from '../helpers.js';
 
 // The queue dashboard as a person sees it: Debian's Chromium, headless, opening the board through
 // the sign-in page and through Basic credentials, with every request it makes on record.
 
 const ADMIN_TOKEN = 'admin-token-for-the-board-0123456789';
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Jobs waiting in the queue the board is checked on (no worker runs in this process). */
 const WAITING = 3;
 
@@ -50,12 +39,7 @@ describe('queue board in a browser', function () {
 
   /** A fresh Chromium profile; `requests` collects the URL of every request its pages make. */
   async function browser(options: BrowserContextOptions = {}): Promise<{ page: Page; requests: string[] }> {
-    const context = await chromium.launchPersistentContext(tempDir('cairn-chromium-'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      ...options,
-    });
+    const context = await chromium.launchPersistentContext(tempDir('cairn-chromium-'), { ...CHROMIUM, ...options });
     open.push(context);
     const requests: string[] = [];
     context.on('request', (r) => requests.push(r.url()));

@@ -1,0 +1,64 @@
+import createClient from 'openapi-fetch';
+import type { components, paths } from './generated/api';
+
+// The console's only view of the server: the types generated from /openapi.json
+// (scripts/openapi-types.ts) and typed calls to the API's own routes. The session cookie
+// authenticates them; the header says they come from the console's scripts.
+
+export type { components, paths };
+
+export const CONSOLE_HEADER = 'X-Cairn-Console';
+
+export const api = createClient<paths>({ baseUrl: location.origin, headers: { [CONSOLE_HEADER]: '1' } });
+
+type Json<P extends keyof paths, M extends 'get' | 'post' | 'put' | 'delete', S extends number> = paths[P][M] extends {
+  responses: { [K in S]: { content: { 'application/json': infer T } } };
+}
+  ? T
+  : never;
+
+export type Memory = Json<'/v1/memories/{id}', 'get', 200>;
+export type HistoryEntry = Json<'/v1/memories/{id}/history', 'get', 200>[number];
+export type Entity = NonNullable<Json<'/v1/entities', 'get', 200>['results']>[number];
+export type SearchResult = NonNullable<Json<'/v3/memories/search', 'post', 200>['results']>[number];
+export type SearchBody = NonNullable<paths['/v3/memories/search']['post']['requestBody']>['content']['application/json'];
+export type Session = Json<'/console/api/session', 'get', 200>;
+export type EntityType = NonNullable<Entity['type']>;
+export const ENTITY_TYPES: readonly EntityType[] = ['user', 'agent', 'app', 'run'];
+export const SEARCH_MODES = ['hybrid', 'dense', 'keyword'] as const satisfies ReadonlyArray<SearchBody['mode']>;
+
+/** An answer other than a success: the project's error shape, {detail, code, errors?}. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+    readonly retryAfter: string | null = null,
+  ) {
+    super(detail);
+  }
+}
+
+let whenSignedOut: () => void = () => undefined;
+
+/** Called when an API call answers 401: the session ended (signed out, expired, its key revoked). */
+export function onSignedOut(listener: () => void): void {
+  whenSignedOut = listener;
+}
+
+/** The data of a successful call; an ApiError otherwise (a 401 also shows the sign-in page). */
+export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+  const { data, error, response } = await call;
+  if (response.ok) return data as D;
+  const body = (typeof error === 'object' && error !== null ? error : {}) as { detail?: unknown; code?: unknown };
+  if (response.status === 401) whenSignedOut();
+  throw new ApiError(
+    response.status,
+    typeof body.code === 'string' ? body.code : 'error',
+    typeof body.detail === 'string' ? body.detail : `${response.status} ${response.statusText}`,
+    response.headers.get('Retry-After'),
+  );
+}
+
+/** The filter that names one entity: {"user_id": "alice"}. */
+export const entityFilter = (type: EntityType, id: string): Record<string, string> => ({ [`${type}_id`]: id });

@@ -1,0 +1,99 @@
+import type { ComponentChildren } from 'preact';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ENTITY_TYPES, onSignedOut, unwrap, type EntityType, type Session } from './api';
+import { ErrorNote, Loading, PageTitle } from './components';
+import { EntitiesPage } from './pages/entities';
+import { EntityPage } from './pages/entity';
+import { MemoryPage } from './pages/memory';
+import { SearchPage } from './pages/search';
+import { SignIn } from './pages/sign-in';
+import { BASE, Link, useLocation } from './router';
+import './styles.css';
+
+/**
+ * The console: a project API key signs in (sessions of an operator, who would choose a project,
+ * are a later step: they would be another kind of Session); then its pages, each a path under
+ * /console.
+ */
+function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const location = useLocation();
+
+  useEffect(() => {
+    onSignedOut(() => setSession({ signed_in: false }));
+    unwrap(api.GET('/console/api/session')).then(setSession, setError);
+  }, []);
+
+  if (session === null) return <main id="content">{error ? <ErrorNote error={error} /> : <Loading />}</main>;
+  if (!session.signed_in) return <SignIn onSignedIn={setSession} />;
+
+  async function signOut() {
+    await unwrap(api.DELETE('/console/api/session')).catch(() => undefined);
+    setSession({ signed_in: false });
+  }
+
+  return (
+    <Layout project={session.project ?? ''} path={location.pathname} onSignOut={signOut}>
+      <Page path={location.pathname} params={location.searchParams} />
+    </Layout>
+  );
+}
+
+function Page({ path, params }: { path: string; params: URLSearchParams }) {
+  const parts = path.slice(BASE.length).split('/').filter(Boolean).map(decodeURIComponent);
+  const [section, first, second] = parts;
+  if (parts.length === 0 || (section === 'entities' && parts.length === 1)) return <EntitiesPage />;
+  if (section === 'entities' && first && second && (ENTITY_TYPES as readonly string[]).includes(first) && parts.length === 3) {
+    return <EntityPage key={path} type={first as EntityType} id={second} />;
+  }
+  if (section === 'memories' && first && parts.length === 2) return <MemoryPage key={path} id={first} />;
+  if (section === 'search' && parts.length === 1) return <SearchPage params={params} />;
+  return (
+    <>
+      <PageTitle>Not found</PageTitle>
+      <p>
+        The console has no page here. <Link href={BASE}>See the entities</Link>.
+      </p>
+    </>
+  );
+}
+
+function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
+  const onEntities = !path.startsWith(`${BASE}/search`);
+  return (
+    <>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Cairn console</span>
+        <nav aria-label="Console">
+          <ul>
+            <li>
+              <Link href={BASE} current={onEntities}>
+                Entities
+              </Link>
+            </li>
+            <li>
+              <Link href={`${BASE}/search`} current={path.startsWith(`${BASE}/search`)}>
+                Search
+              </Link>
+            </li>
+          </ul>
+        </nav>
+        <span class="project">
+          Project <strong>{project}</strong>
+        </span>
+        <button type="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="content">{children}</main>
+    </>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) render(<App />, root);

@@ -1,0 +1,101 @@
+import { useState } from 'preact/hooks';
+import { api, entityFilter, unwrap, type EntityType } from '../api';
+import { ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
+import { Link, memoryPath, searchPath } from '../router';
+
+const PAGE_SIZE = 20;
+
+/** One entity's memories, newest first and paged, with each one's indexing status; and a form to add one. */
+export function EntityPage({ type, id }: { type: EntityType; id: string }) {
+  const [page, setPage] = useState(1);
+  const { value: list, error, reload } = useLoaded(
+    () =>
+      unwrap(api.POST('/v3/memories', { params: { query: { page, page_size: PAGE_SIZE } }, body: { filters: entityFilter(type, id) } })).then((answer) => ({
+        count: answer.count ?? 0,
+        results: answer.results ?? [],
+      })),
+    (loaded) => loaded.results.some((m) => m.embedding_status === 'pending'),
+    [type, id, page],
+  );
+
+  const pages = list ? Math.max(1, Math.ceil(list.count / PAGE_SIZE)) : 1;
+  return (
+    <>
+      <PageTitle>
+        <span class="muted">{type}</span> {id}
+      </PageTitle>
+      <p>
+        <Link href={searchPath(type, id)}>Search this {type}'s memories</Link>
+      </p>
+      <AddMemory type={type} id={id} onAdded={() => (page === 1 ? reload() : setPage(1))} />
+      <h2>Memories {list ? <span class="muted">({list.count})</span> : null}</h2>
+      <ErrorNote error={error} />
+      {list === null && error === null ? <Loading /> : null}
+      {list !== null && list.results.length === 0 ? <p>No memories.</p> : null}
+      {list !== null && list.results.length > 0 ? (
+        <table>
+          <caption class="visually-hidden">Memories of {type} {id}, page {page} of {pages}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Memory</th>
+              <th scope="col">Status</th>
+              <th scope="col">Event time</th>
+              <th scope="col">Written</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.results.map((m) => (
+              <tr key={m.id}>
+                <td class="memory-text">
+                  <Link href={memoryPath(m.id ?? '')}>{m.memory}</Link>
+                </td>
+                <td>
+                  <Status value={m.embedding_status} />
+                </td>
+                <td>
+                  <Time value={m.created_at} />
+                </td>
+                <td>
+                  <Time value={m.updated_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {pages > 1 ? (
+        <nav class="pager" aria-label="Pages">
+          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {page} of {pages}
+          </span>
+          <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+            Next
+          </button>
+        </nav>
+      ) : null}
+    </>
+  );
+}
+
+/** Stores a memory as written (infer: false): one ADD, indexed in the background. */
+function AddMemory({ type, id, onAdded }: { type: EntityType; id: string; onAdded: () => void }) {
+  const [text, setText] = useState('');
+  const { busy, error, submit } = useSubmit(async () => {
+    await unwrap(api.POST('/v3/memories/add', { body: { messages: [{ role: 'user', content: text }], ...entityFilter(type, id), infer: false } }));
+    setText('');
+    onAdded();
+  });
+  return (
+    <form class="card" onSubmit={submit}>
+      <label for="new-memory">New memory</label>
+      <textarea id="new-memory" required rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      <ErrorNote error={error} />
+      <button type="submit" disabled={busy}>
+        Add memory
+      </button>
+    </form>
+  );
+}
