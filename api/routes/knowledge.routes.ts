@@ -8,6 +8,7 @@ import { PAGING_QUERY } from '../schemas/common.js';
 import {
   ADD_DOCUMENT,
   BASE_VIEW,
+  CHUNK_VIEW,
   CITATION,
   RERANK_REPORT,
   CREATE_KNOWLEDGE,
@@ -150,6 +151,21 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     },
   });
 
+  const listChunks = route({
+    method: 'get',
+    path: '/v1/knowledge/:name/documents/:docId/chunks',
+    operationId: 'listChunks',
+    summary: "List a document's chunks in their order in the document (none until it is ready); each id is the chunk_id its citations carry.",
+    tag: TAG,
+    auth: 'token',
+    query: PAGING_QUERY,
+    responses: { 200: { description: 'Chunks', schema: { type: 'object', properties: { chunks: { type: 'array', items: CHUNK_VIEW } } } }, ...errors() },
+    async handler(ctx) {
+      const { limit, offset } = ctx.state.query;
+      ctx.body = { chunks: await knowledge.listChunks(ctx.state.principal.projectId, String(ctx.params.name), String(ctx.params.docId), limit, offset) };
+    },
+  });
+
   const deleteDocument = route({
     method: 'delete',
     path: '/v1/knowledge/:name/documents/:docId',
@@ -214,5 +230,5 @@ export function knowledgeRoutes({ knowledge }: { knowledge: Knowledge }): RouteS
     },
   });
 
-  return [create, list, searchMany, get, remove, addDocument, listDocuments, getDocument, deleteDocument, reprocess, search];
+  return [create, list, searchMany, get, remove, addDocument, listDocuments, getDocument, listChunks, deleteDocument, reprocess, search];
 }

@@ -141,3 +141,17 @@ export const CITATION = {
     heading: { type: ['string', 'null'], description: 'The heading path of the section (Markdown documents).' },
   },
 } as const;
+
+/** A chunk of a document. */
+export const CHUNK_VIEW = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'The chunk_id of the citations that quote it.' },
+    document_id: { type: 'string' },
+    ordinal: { type: 'integer', description: 'Its place in the document, from 0.' },
+    text: { type: 'string' },
+    start: { type: 'integer', description: "Offset of the chunk in the document's extracted text." },
+    end: { type: 'integer' },
+    heading: { type: ['string', 'null'], description: 'The heading path of the section (Markdown documents).' },
+  },
+} as const;

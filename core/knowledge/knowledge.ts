@@ -113,6 +113,17 @@ export interface Citation {
   heading: string | null;
 }
 
+/** A chunk of a document as the API shows it; `id` is the `chunk_id` of the citations that quote it. */
+export interface ChunkView {
+  id: string;
+  document_id: string;
+  ordinal: number;
+  text: string;
+  start: number;
+  end: number;
+  heading: string | null;
+}
+
 /**
  * Knowledge bases and their documents. A document's bytes are stored with it (the source of
  * truth) and processed by the `document.process` job: text read, cut into chunks that respect the
@@ -245,6 +256,20 @@ export class Knowledge {
 
   async getDocument(projectId: string, name: string, documentId: string): Promise<DocumentView> {
     return documentView(await this.document(projectId, name, documentId), name);
+  }
+
+  /** A document's chunks, in their order in the document: what its citations point at. */
+  async listChunks(projectId: string, name: string, documentId: string, limit: number, offset: number): Promise<ChunkView[]> {
+    const doc = await this.document(projectId, name, documentId);
+    return (await this.rows.chunksOfDocument(projectId, doc.id, limit, offset)).map((c) => ({
+      id: c.id,
+      document_id: c.document_id,
+      ordinal: Number(c.ordinal),
+      text: c.text,
+      start: Number(c.start_offset),
+      end: Number(c.end_offset),
+      heading: c.heading,
+    }));
   }
 
   /** Deletes a document and its chunks; its vectors are removed by the job the deletion queues. */

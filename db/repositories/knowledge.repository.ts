@@ -184,6 +184,15 @@ export class KnowledgeRepository {
     return (await this.chunkQuery(projectId).whereIn('c.id', ids)) as ChunkWithDocument[];
   }
 
+  /** A document's chunks in their order in the document, a page at a time. */
+  async chunksOfDocument(projectId: string, documentId: string, limit: number, offset: number): Promise<ChunkRow[]> {
+    return (await this.db('knowledge_chunks')
+      .where({ project_id: projectId, document_id: documentId })
+      .orderBy('ordinal')
+      .limit(limit)
+      .offset(offset)) as ChunkRow[];
+  }
+
   /** Every chunk of a base (keyword indexes are built from these). */
   async chunksOfBase(projectId: string, kbId: string): Promise<ChunkWithDocument[]> {
     return (await this.chunkQuery(projectId).where('c.kb_id', kbId)) as ChunkWithDocument[];

@@ -239,6 +239,27 @@ describe(`knowledge (${PROFILE})`, function () {
       await cohere.close();
     }
   });
+
+  it("lists a document's chunks in order, each id the chunk_id its citations carry, a page at a time", async () => {
+    const kb = unique('kb');
+    expect((await post('/v1/knowledge', { name: kb, chunk_size: 100, chunk_overlap: 0 })).status).to.equal(201);
+    const doc = (await post(`/v1/knowledge/${kb}/documents`, { filename: 'guide.md', content: GUIDE, source_type: 'markdown' })).body as Doc;
+    const before = await get(`/v1/knowledge/${kb}/documents/${doc.id}/chunks`);
+    expect(before.status).to.equal(200);
+    const ready = await settled(kb, doc.id);
+    expect(ready.status).to.equal('ready');
+    const all = (await get(`/v1/knowledge/${kb}/documents/${doc.id}/chunks`)).body.chunks as Array<{ id: string; ordinal: number; text: string; start: number; end: number; heading: string | null; document_id: string }>;
+    expect(all).to.have.length(ready.chunk_count).and.length.above(2);
+    expect(all.map((c) => c.ordinal)).to.deep.equal(all.map((_, i) => i));
+    for (const c of all) expect(c.document_id).to.equal(doc.id);
+    expect(all.some((c) => c.heading?.includes('Night rules') && c.text.includes('The dome closes at 2 am'))).to.equal(true);
+    const [hit] = await search(kb, { query: 'when does the dome close', top_k: 1 });
+    expect(all.find((c) => c.id === hit?.chunk_id)).to.include({ text: hit?.text, start: hit?.start, end: hit?.end });
+    const second = (await get(`/v1/knowledge/${kb}/documents/${doc.id}/chunks?limit=1&offset=1`)).body.chunks;
+    expect(second).to.deep.equal([all[1]]);
+    expect((await get(`/v1/knowledge/${kb}/documents/no-such-document/chunks`)).status).to.equal(404);
+    expect((await get(`/v1/knowledge/${unique('none')}/documents/${doc.id}/chunks`)).status).to.equal(404);
+  });
 });
 
 describe(`a document that can never be read, on the queue board (${PROFILE})`, function () {
