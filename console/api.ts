@@ -24,6 +24,15 @@ export type SearchResult = NonNullable<Json<'/v3/memories/search', 'post', 200>[
 export type SearchBody = NonNullable<paths['/v3/memories/search']['post']['requestBody']>['content']['application/json'];
 export type Session = Json<'/console/api/session', 'get', 200>;
 export type EntityType = NonNullable<Entity['type']>;
+export type KnowledgeBase = Json<'/v1/knowledge/{name}', 'get', 200>;
+export type KnowledgeDocument = Json<'/v1/knowledge/{name}/documents/{docId}', 'get', 200>;
+export type Chunk = NonNullable<Json<'/v1/knowledge/{name}/documents/{docId}/chunks', 'get', 200>['chunks']>[number];
+export type KnowledgeHit = NonNullable<Json<'/v1/knowledge/{name}/search', 'post', 200>['results']>[number];
+export type Agent = Json<'/v1/agents/{name}', 'get', 200>;
+export type AgentChanges = NonNullable<paths['/v1/agents/{name}']['patch']['requestBody']>['content']['application/json'];
+export type ChatResponse = Json<'/v1/agents/{name}/chat', 'post', 200>;
+export type RunSummary = NonNullable<Json<'/v1/agents/{name}/runs', 'get', 200>['runs']>[number];
+export type RunDetail = Json<'/v1/agents/{name}/runs/{runId}', 'get', 200>;
 export const ENTITY_TYPES: readonly EntityType[] = ['user', 'agent', 'app', 'run'];
 export const SEARCH_MODES = ['hybrid', 'dense', 'keyword'] as const satisfies ReadonlyArray<SearchBody['mode']>;
 
@@ -34,6 +43,8 @@ export class ApiError extends Error {
     readonly code: string,
     detail: string,
     readonly retryAfter: string | null = null,
+    /** A 400's fields at fault: each a JSON pointer into the body sent, with what is wrong there. */
+    readonly errors: ReadonlyArray<{ path: string; message: string }> = [],
   ) {
     super(detail);
   }
@@ -50,13 +61,14 @@ export function onSignedOut(listener: () => void): void {
 export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
   const { data, error, response } = await call;
   if (response.ok) return data as D;
-  const body = (typeof error === 'object' && error !== null ? error : {}) as { detail?: unknown; code?: unknown };
+  const body = (typeof error === 'object' && error !== null ? error : {}) as { detail?: unknown; code?: unknown; errors?: unknown };
   if (response.status === 401) whenSignedOut();
   throw new ApiError(
     response.status,
     typeof body.code === 'string' ? body.code : 'error',
     typeof body.detail === 'string' ? body.detail : `${response.status} ${response.statusText}`,
     response.headers.get('Retry-After'),
+    Array.isArray(body.errors) ? body.errors.filter((e): e is { path: string; message: string } => typeof e?.path === 'string' && typeof e?.message === 'string') : [],
   );
 }
 

@@ -3,8 +3,10 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ENTITY_TYPES, onSignedOut, unwrap, type EntityType, type Session } from './api';
 import { ErrorNote, Loading, PageTitle } from './components';
+import { AgentPage, AgentsPage, RunPage } from './pages/agents';
 import { EntitiesPage } from './pages/entities';
 import { EntityPage } from './pages/entity';
+import { DocumentPage, KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge';
 import { MemoryPage } from './pages/memory';
 import { SearchPage } from './pages/search';
 import { SignIn } from './pages/sign-in';
@@ -43,13 +45,21 @@ function App() {
 
 function Page({ path, params }: { path: string; params: URLSearchParams }) {
   const parts = path.slice(BASE.length).split('/').filter(Boolean).map(decodeURIComponent);
-  const [section, first, second] = parts;
+  const [section, first, second, third] = parts;
   if (parts.length === 0 || (section === 'entities' && parts.length === 1)) return <EntitiesPage />;
   if (section === 'entities' && first && second && (ENTITY_TYPES as readonly string[]).includes(first) && parts.length === 3) {
     return <EntityPage key={path} type={first as EntityType} id={second} />;
   }
   if (section === 'memories' && first && parts.length === 2) return <MemoryPage key={path} id={first} />;
   if (section === 'search' && parts.length === 1) return <SearchPage params={params} />;
+  if (section === 'knowledge' && parts.length === 1) return <KnowledgeBasesPage />;
+  if (section === 'knowledge' && first && parts.length === 2) return <KnowledgeBasePage key={path} name={first} />;
+  if (section === 'knowledge' && first && second === 'documents' && third && parts.length === 4) {
+    return <DocumentPage key={path} kb={first} id={third} chunk={params.get('chunk')} />;
+  }
+  if (section === 'agents' && parts.length === 1) return <AgentsPage />;
+  if (section === 'agents' && first && parts.length === 2) return <AgentPage key={path} name={first} />;
+  if (section === 'agents' && first && second === 'runs' && third && parts.length === 4) return <RunPage key={path} name={first} id={third} />;
   return (
     <>
       <PageTitle>Not found</PageTitle>
@@ -61,7 +71,7 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
 }
 
 function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
-  const onEntities = !path.startsWith(`${BASE}/search`);
+  const onEntities = !['search', 'knowledge', 'agents'].some((section) => path.startsWith(`${BASE}/${section}`));
   return (
     <>
       <a class="skip" href="#content">
@@ -79,6 +89,16 @@ function Layout({ project, path, onSignOut, children }: { project: string; path:
             <li>
               <Link href={`${BASE}/search`} current={path.startsWith(`${BASE}/search`)}>
                 Search
+              </Link>
+            </li>
+            <li>
+              <Link href={`${BASE}/knowledge`} current={path.startsWith(`${BASE}/knowledge`)}>
+                Knowledge
+              </Link>
+            </li>
+            <li>
+              <Link href={`${BASE}/agents`} current={path.startsWith(`${BASE}/agents`)}>
+                Agents
               </Link>
             </li>
           </ul>
