@@ -100,6 +100,8 @@ describe('console: knowledge and agents in a browser', function () {
     await page.getByLabel('API key').fill(project.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // the first page has its answer: a page opened next cannot abort its request
+    await page.getByText('Loading…').waitFor({ state: 'hidden' });
   }
 
   it('uploads a document, follows it to ready, searches it, and an agent cites it: the citation opens its chunk', async () => {
@@ -114,9 +116,11 @@ describe('console: knowledge and agents in a browser', function () {
     await page.getByRole('link', { name: kb }).click();
     await page.getByRole('heading', { name: `Knowledge base ${kb}` }).waitFor();
     await page.getByText('No documents yet.').waitFor();
-    // the drop area's file input, as a keyboard or screen-reader user reaches it: by its label
+    // the drop area is a file input too: Tab reaches it from the link before it
+    await page.getByRole('link', { name: 'All knowledge bases' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id)).to.equal('document-files');
     const input = page.getByLabel('Upload documents');
-    await input.focus();
     await input.setInputFiles({ name: 'handbook.md', mimeType: 'text/markdown', buffer: Buffer.from(HANDBOOK) });
     await page.getByRole('status').getByText('Uploaded handbook.md.').waitFor();
     const row = page.getByRole('row').filter({ hasText: 'handbook.md' });
@@ -191,7 +195,9 @@ describe('console: knowledge and agents in a browser', function () {
     const definition = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
     expect(definition).to.include({ name: agent, stream_mode: before.stream_mode });
     await editor.fill(JSON.stringify({ ...definition, stream_mode: 'carrier-pigeon', instructions: 'Changed?' }, null, 2));
-    await page.getByRole('button', { name: 'Save' }).click();
+    // saved from the keyboard
+    await page.getByRole('button', { name: 'Save' }).focus();
+    await page.keyboard.press('Enter');
     const faults = page.getByRole('list', { name: 'Fields at fault' });
     await faults.getByText('/stream_mode').waitFor();
     expect(await editor.getAttribute('aria-invalid')).to.equal('true');

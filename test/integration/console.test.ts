@@ -111,6 +111,8 @@ describe('web console in a browser', function () {
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // the first page has its answer: a page opened next cannot abort its request
+    await page.getByText('Loading…').waitFor({ state: 'hidden' });
   }
 
   /** The session cookie the console's sign-in sets for `key`, as a Cookie header. */
