@@ -5,9 +5,13 @@ import { api, ENTITY_TYPES, onSignedOut, unwrap, type EntityType, type Session }
 import { ErrorNote, Loading, PageTitle } from './components';
 import { EntitiesPage } from './pages/entities';
 import { EntityPage } from './pages/entity';
+import { IndexesPage, IndexPage } from './pages/indexes';
 import { MemoryPage } from './pages/memory';
+import { OperationsPage } from './pages/operations';
+import { ProjectPage } from './pages/project';
 import { SearchPage } from './pages/search';
 import { SignIn } from './pages/sign-in';
+import { WebhooksPage } from './pages/webhooks';
 import { BASE, Link, useLocation } from './router';
 import './styles.css';
 
@@ -50,6 +54,11 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   }
   if (section === 'memories' && first && parts.length === 2) return <MemoryPage key={path} id={first} />;
   if (section === 'search' && parts.length === 1) return <SearchPage params={params} />;
+  if (section === 'project' && parts.length === 1) return <ProjectPage />;
+  if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
+  if (section === 'indexes' && parts.length === 1) return <IndexesPage />;
+  if (section === 'indexes' && first && parts.length === 2) return <IndexPage key={path} name={first} />;
+  if (section === 'operations' && parts.length === 1) return <OperationsPage />;
   return (
     <>
       <PageTitle>Not found</PageTitle>
@@ -60,8 +69,12 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   );
 }
 
+/** The project's own pages, each a link of the navigation. */
+const PROJECT_SECTIONS = ['project', 'webhooks', 'indexes', 'operations'] as const;
+
 function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
-  const onEntities = !path.startsWith(`${BASE}/search`);
+  const under = (section: string) => path.startsWith(`${BASE}/${section}`);
+  const onEntities = !['search', ...PROJECT_SECTIONS].some(under);
   return (
     <>
       <a class="skip" href="#content">
@@ -81,6 +94,14 @@ function Layout({ project, path, onSignOut, children }: { project: string; path:
                 Search
               </Link>
             </li>
+            {PROJECT_SECTIONS.map((section) => (
+              <li key={section}>
+                <Link href={`${BASE}/${section}`} current={under(section)}>
+                  {section[0]?.toUpperCase()}
+                  {section.slice(1)}
+                </Link>
+              </li>
+            ))}
           </ul>
         </nav>
         <span class="project">
