@@ -110,6 +110,8 @@ describe('console: project and operations pages', function () {
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // the first page's own calls are answered before a test moves on (a later goto would abort them)
+    await page.waitForLoadState('networkidle');
   }
 
   it("answers GET /v1/operations with the caller's pending and failed rows and their reasons", async () => {
@@ -287,7 +289,7 @@ describe('console: project and operations pages', function () {
     await row.getByRole('button', { name: 'Revoke short lived' }).click();
     await row.getByText('Revoke the key this session uses, and sign out?').waitFor();
     await row.getByRole('button', { name: 'Revoke for good' }).click();
-    await page.getByLabel('API key').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(visit.faults).to.deep.equal([]);
     expect((await t.http.get('/v1/ping').set('Authorization', token(own.body.key))).status).to.equal(401);
   });
