@@ -6,6 +6,7 @@ import { ErrorNote, Loading, PageTitle } from './components';
 import { EntitiesPage } from './pages/entities';
 import { EntityPage } from './pages/entity';
 import { IndexesPage, IndexPage } from './pages/indexes';
+import { OperatorBar } from './operator';
 import { MemoryPage } from './pages/memory';
 import { OperationsPage } from './pages/operations';
 import { ProjectPage } from './pages/project';
@@ -39,8 +40,8 @@ function App() {
   }
 
   return (
-    <Layout project={session.project ?? ''} path={location.pathname} onSignOut={signOut}>
-      <Page path={location.pathname} params={location.searchParams} />
+    <Layout project={session.project ?? ''} operator={session.operator === true} onSwitched={setSession} path={location.pathname} onSignOut={signOut}>
+      <Page key={session.project} path={location.pathname} params={location.searchParams} />
     </Layout>
   );
 }
@@ -72,7 +73,21 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
 /** The project's own pages, each a link of the navigation. */
 const PROJECT_SECTIONS = ['project', 'webhooks', 'indexes', 'operations'] as const;
 
-function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
+function Layout({
+  project,
+  operator,
+  onSwitched,
+  path,
+  onSignOut,
+  children,
+}: {
+  project: string;
+  operator: boolean;
+  onSwitched: (session: Session) => void;
+  path: string;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
   const under = (section: string) => path.startsWith(`${BASE}/${section}`);
   const onEntities = !['search', ...PROJECT_SECTIONS].some(under);
   return (
@@ -104,9 +119,13 @@ function Layout({ project, path, onSignOut, children }: { project: string; path:
             ))}
           </ul>
         </nav>
-        <span class="project">
-          Project <strong>{project}</strong>
-        </span>
+        {operator ? (
+          <OperatorBar project={project} onSwitched={onSwitched} />
+        ) : (
+          <span class="project">
+            Project <strong>{project}</strong>
+          </span>
+        )}
         <button type="button" onClick={onSignOut}>
           Sign out
         </button>

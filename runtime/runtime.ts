@@ -216,7 +216,10 @@ export class Runtime {
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
-    this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts);
+    this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts, {
+      adminToken: config.adminToken,
+      projects: this.repositories.projects,
+    });
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));

@@ -37,10 +37,11 @@ describe('console: project and operations pages', function () {
   const pendingText = `${unique('bob')} keeps bees`;
   const failedText = `${unique('bob')} sails on Sundays`;
   const failure = 'the embedding model answered 503';
+  const adminToken = `admin-${unique('token')}`;
 
   before(async () => {
     await buildDist();
-    t = await startRuntime({ start: false, env: { TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1' } });
+    t = await startRuntime({ start: false, env: { TOOL_ALLOW_PRIVATE_HOSTS: '127.0.0.1', ADMIN_TOKEN: adminToken } });
     a = await newProject(t);
     b = await newProject(t);
     const asA = token(a.key);
@@ -276,6 +277,54 @@ describe('console: project and operations pages', function () {
     expect((await asB(t.http.get(`/api/v1/webhooks/projects/${a.projectId}`))).status).to.equal(404);
     expect((await asB(t.http.get(`/v1/indexes/${index}`))).status).to.equal(404);
     expect((await asB(t.http.get('/v1/api-keys'))).body.api_keys.map((k: { name: string }) => k.name)).not.to.include('deploy bot');
+  });
+
+  it("lets the operator's ADMIN_TOKEN switch between every project, which a project key's session cannot", async () => {
+    const visit = await browser();
+    const { page } = visit;
+    await signIn(page, adminToken);
+    const projectField = page.getByLabel('Project', { exact: true });
+    await projectField.locator('option', { hasText: a.name }).waitFor({ state: 'attached' });
+    expect(await page.getByRole('link', { name: 'Queue board' }).getAttribute('href')).to.equal('/admin/queues');
+    await checkPage(visit, 'operator');
+
+    await projectField.selectOption(a.name);
+    await page.getByRole('button', { name: 'Switch' }).click();
+    await page.getByRole('link', { name: 'Project', exact: true }).click();
+    await page.getByRole('row').filter({ hasText: 'deploy bot' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('row').filter({ hasText: hook }).waitFor();
+    await projectField.selectOption(b.name);
+    await page.getByRole('button', { name: 'Switch' }).click();
+    await page.getByText('No webhooks yet.').waitFor();
+    await page.getByRole('link', { name: 'Project', exact: true }).click();
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('table').first().innerText()).not.to.include('deploy bot');
+    expect(visit.faults).to.deep.equal([]);
+
+    const cookieOf = async (key: string) => {
+      const res = await t.http.post('/console/api/session').send({ key });
+      expect(res.status).to.equal(201);
+      return { cookie: (res.headers['set-cookie'] as unknown as string[]).map((c) => c.split(';')[0]).join('; '), body: res.body };
+    };
+    const asConsole = (req: ReturnType<TestRuntime['http']['get']>, cookie: string) => req.set('Cookie', cookie).set('X-Cairn-Console', '1');
+    // a project key's session stays in its project
+    const ofA = await cookieOf(a.key);
+    expect(ofA.body.operator).to.equal(false);
+    expect((await asConsole(t.http.get('/console/api/projects'), ofA.cookie)).status).to.equal(403);
+    expect((await asConsole(t.http.put('/console/api/session/project'), ofA.cookie).send({ project: b.name })).status).to.equal(403);
+    // the operator's session acts in the project it switched to; one sign-out ends both cookies
+    const operator = await cookieOf(adminToken);
+    expect(operator.body).to.include({ operator: true, key_id: 'operator' });
+    expect((await t.http.put('/console/api/session/project').set('Cookie', operator.cookie).send({ project: a.name })).status).to.equal(403);
+    const moved = await asConsole(t.http.put('/console/api/session/project'), operator.cookie).send({ project: a.name });
+    expect(moved.status).to.equal(200);
+    const inA = (moved.headers['set-cookie'] as unknown as string[]).map((c) => c.split(';')[0]).join('; ');
+    expect((await asConsole(t.http.get('/v1/ping'), inA)).body.project_id).to.equal(a.projectId);
+    expect((await asConsole(t.http.put('/console/api/session/project'), inA).send({ project: unique('none') })).status).to.equal(404);
+    expect((await t.http.delete('/console/api/session').set('Cookie', inA)).status).to.equal(204);
+    expect((await asConsole(t.http.get('/v1/ping'), inA)).status).to.equal(401);
+    expect((await asConsole(t.http.get('/v1/ping'), operator.cookie)).status).to.equal(401);
   });
 
   it('signs out when the key the session uses is revoked from the console', async () => {
