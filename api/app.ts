@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes.js';
 import { consolePages, consoleRoutes } from './routes/console.routes.js';
 import { indexRoutes } from './routes/indexes.routes.js';
 import { mem0Routes } from './routes/mem0.routes.js';
+import { operationsRoutes } from './routes/operations.routes.js';
 import { mem0BulkRoutes } from './routes/mem0-bulk.routes.js';
 import { mem0ExportRoutes } from './routes/mem0-exports.routes.js';
 import { mem0FeedbackRoutes } from './routes/mem0-feedback.routes.js';
@@ -73,6 +74,7 @@ export function createApp(runtime: Runtime): Koa {
     ...mem0ExportRoutes({ memoryExports: runtime.memoryExports }),
     ...webhookRoutes({ webhooks: runtime.webhooks }),
     ...usageRoutes({ usage: runtime.usage }),
+    ...operationsRoutes({ operations: runtime.operations }),
     ...knowledgeRoutes({ knowledge: runtime.knowledge }),
     ...agentRoutes({ agents: runtime.agents, chat: runtime.chat, log: runtime.log }),
     ...secretRoutes({ secrets: runtime.secrets }),

@@ -74,3 +74,22 @@ export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; respo
 
 /** The filter that names one entity: {"user_id": "alice"}. */
 export const entityFilter = (type: EntityType, id: string): Record<string, string> => ({ [`${type}_id`]: id });
+
+// The project and operations pages
+export type ApiKey = NonNullable<Json<'/v1/api-keys', 'get', 200>['api_keys']>[number];
+export type CreatedKey = Json<'/v1/api-keys', 'post', 201>;
+export type ProjectSettings = Json<'/v1/project/settings', 'get', 200>;
+export type UsageReport = Json<'/v1/usage', 'get', 200>;
+export type Webhook = Json<'/api/v1/webhooks/projects/{projectId}', 'get', 200>[number];
+export type Delivery = NonNullable<Json<'/api/v1/webhooks/{id}/deliveries', 'get', 200>['results']>[number];
+export type VectorIndex = NonNullable<Json<'/v1/indexes', 'get', 200>['indexes']>[number];
+export type IndexStats = Json<'/v1/indexes/{name}/stats', 'get', 200>;
+export type IndexQuery = NonNullable<paths['/v1/indexes/{name}/query']['post']['requestBody']>['content']['application/json'];
+export type IndexMatch = NonNullable<Json<'/v1/indexes/{name}/query', 'post', 200>['matches']>[number];
+export type OperationsView = Json<'/v1/operations', 'get', 200>;
+export type OperationRow = OperationsView['pending'][number];
+
+/** Shows the sign-in page now: the session was ended here (its own key revoked). */
+export function signedOut(): void {
+  whenSignedOut();
+}

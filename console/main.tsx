@@ -7,9 +7,14 @@ import { AgentPage, AgentsPage, RunPage } from './pages/agents';
 import { EntitiesPage } from './pages/entities';
 import { EntityPage } from './pages/entity';
 import { DocumentPage, KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge';
+import { IndexesPage, IndexPage } from './pages/indexes';
+import { OperatorBar } from './operator';
 import { MemoryPage } from './pages/memory';
+import { OperationsPage } from './pages/operations';
+import { ProjectPage } from './pages/project';
 import { SearchPage } from './pages/search';
 import { SignIn } from './pages/sign-in';
+import { WebhooksPage } from './pages/webhooks';
 import { BASE, Link, useLocation } from './router';
 import './styles.css';
 
@@ -37,8 +42,8 @@ function App() {
   }
 
   return (
-    <Layout project={session.project ?? ''} path={location.pathname} onSignOut={signOut}>
-      <Page path={location.pathname} params={location.searchParams} />
+    <Layout project={session.project ?? ''} operator={session.operator === true} onSwitched={setSession} path={location.pathname} onSignOut={signOut}>
+      <Page key={session.project} path={location.pathname} params={location.searchParams} />
     </Layout>
   );
 }
@@ -60,6 +65,11 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   if (section === 'agents' && parts.length === 1) return <AgentsPage />;
   if (section === 'agents' && first && parts.length === 2) return <AgentPage key={path} name={first} />;
   if (section === 'agents' && first && second === 'runs' && third && parts.length === 4) return <RunPage key={path} name={first} id={third} />;
+  if (section === 'project' && parts.length === 1) return <ProjectPage />;
+  if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
+  if (section === 'indexes' && parts.length === 1) return <IndexesPage />;
+  if (section === 'indexes' && first && parts.length === 2) return <IndexPage key={path} name={first} />;
+  if (section === 'operations' && parts.length === 1) return <OperationsPage />;
   return (
     <>
       <PageTitle>Not found</PageTitle>
@@ -70,8 +80,26 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   );
 }
 
-function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
-  const onEntities = !['search', 'knowledge', 'agents'].some((section) => path.startsWith(`${BASE}/${section}`));
+/** The project's own pages, each a link of the navigation. */
+const PROJECT_SECTIONS = ['project', 'webhooks', 'indexes', 'operations'] as const;
+
+function Layout({
+  project,
+  operator,
+  onSwitched,
+  path,
+  onSignOut,
+  children,
+}: {
+  project: string;
+  operator: boolean;
+  onSwitched: (session: Session) => void;
+  path: string;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
+  const under = (section: string) => path.startsWith(`${BASE}/${section}`);
+  const onEntities = !['search', 'knowledge', 'agents', ...PROJECT_SECTIONS].some(under);
   return (
     <>
       <a class="skip" href="#content">
@@ -101,11 +129,23 @@ function Layout({ project, path, onSignOut, children }: { project: string; path:
                 Agents
               </Link>
             </li>
+            {PROJECT_SECTIONS.map((section) => (
+              <li key={section}>
+                <Link href={`${BASE}/${section}`} current={under(section)}>
+                  {section[0]?.toUpperCase()}
+                  {section.slice(1)}
+                </Link>
+              </li>
+            ))}
           </ul>
         </nav>
-        <span class="project">
-          Project <strong>{project}</strong>
-        </span>
+        {operator ? (
+          <OperatorBar project={project} onSwitched={onSwitched} />
+        ) : (
+          <span class="project">
+            Project <strong>{project}</strong>
+          </span>
+        )}
         <button type="button" onClick={onSignOut}>
           Sign out
         </button>

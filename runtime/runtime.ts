@@ -28,6 +28,7 @@ import { MemoryDecisions } from '../core/memory-decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
+import { Operations } from '../core/operations.js';
 import { Schemas } from '../core/schemas.js';
 import { ConfigCache } from '../core/config-cache.js';
 import { createDatabase, sqliteFile, type Knex } from '../db/knex.js';
@@ -153,6 +154,8 @@ export class Runtime {
   /** Deletes records past their schema's retention (the `retention.sweep` job). */
   readonly retention: Retention;
   readonly usage: Usage;
+  /** The background work of a project now: queue depths, its pending and failed memories and documents. */
+  readonly operations: Operations;
   readonly extraction: RecordExtraction;
   /** The answers of writes sent with an `Idempotency-Key`. */
   readonly idempotency: Idempotency;
@@ -213,7 +216,10 @@ export class Runtime {
     const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
-    this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts);
+    this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts, {
+      adminToken: config.adminToken,
+      projects: this.repositories.projects,
+    });
     this.probes = new Probes(this.repositories.probes, outbox);
     this.vectors = milvus ? new MilvusVectorStore(milvus, log.child({ component: 'vectors' })) : new EmbeddedVectorStore(db);
     this.providers = new Providers(config, log.child({ component: 'providers' }));
@@ -239,6 +245,7 @@ export class Runtime {
     this.projectSettings = new ProjectSettings(this.repositories.projectSettings, outbox, memoryModels, this.embedders);
     this.retention = new Retention(this.repositories.schemas, memories, this.records, { expiryGraceDays: config.memoryExpiryGraceDays });
     this.usage = new Usage(this.repositories.usage);
+    this.operations = new Operations(queue, memories, this.repositories.knowledge);
     const decisions = new MemoryDecisions(this.memories, this.embedders, log.child({ component: 'memory-decisions' }));
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
     // a retry waits on the first request with its key as long as that request waits on its job

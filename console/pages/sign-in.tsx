@@ -8,7 +8,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
   const { busy, error, submit } = useSubmit(async () => {
     const session = await unwrap(api.POST('/console/api/session', { body: { key: key.trim() } }));
     setKey('');
-    onSignedIn({ signed_in: true, project: session.project, key_id: session.key_id });
+    onSignedIn({ signed_in: true, project: session.project, key_id: session.key_id, operator: session.operator });
   });
 
   return (
@@ -33,7 +33,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
         <p class="hint">
-          <code>npm run keys -- create --project NAME</code> prints a new key.
+          <code>npm run keys -- create --project NAME</code> prints a new key. An operator may sign in with the server's <code>ADMIN_TOKEN</code>, to
+          choose among every project.
         </p>
       </form>
     </main>

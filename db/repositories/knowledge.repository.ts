@@ -139,6 +139,31 @@ export class KnowledgeRepository {
       .select(DOCUMENT_COLUMNS)) as DocumentRow[];
   }
 
+  /** How many of the project's documents are in each status. */
+  async documentStatusCounts(projectId: string): Promise<Record<DocumentStatus, number>> {
+    const rows = (await this.db('knowledge_documents').where({ project_id: projectId }).groupBy('status').select('status').count({ n: '*' })) as Array<{
+      status: DocumentStatus;
+      n: number | string;
+    }>;
+    const counts: Record<DocumentStatus, number> = { uploaded: 0, processing: 0, ready: 0, failed: 0 };
+    for (const row of rows) counts[row.status] = Number(row.n);
+    return counts;
+  }
+
+  /** The project's documents in these statuses, the latest changed first, with their base's name. */
+  async documentsWithStatus(projectId: string, statuses: DocumentStatus[], limit: number): Promise<Array<DocumentRow & { kb_name: string }>> {
+    return (await this.db('knowledge_documents as d')
+      .join('knowledge_bases as b', 'b.id', 'd.kb_id')
+      .where({ 'd.project_id': projectId })
+      .whereIn('d.status', statuses)
+      .orderBy([
+        { column: 'd.updated_at', order: 'desc' },
+        { column: 'd.id', order: 'desc' },
+      ])
+      .limit(limit)
+      .select([...DOCUMENT_COLUMNS.map((c) => `d.${c}`), 'b.name as kb_name'])) as Array<DocumentRow & { kb_name: string }>;
+  }
+
   /** Sets a document's status (and fields) if it is still at `revision`; the number of rows changed. */
   async setStatus(
     trx: Knex,

@@ -117,6 +117,28 @@ export class MemoriesRepository {
     return Number(n);
   }
 
+  /** How many of the project's memories (and typed records) are in each embedding status. */
+  async statusCounts(projectId: string): Promise<Record<EmbeddingStatus, number>> {
+    const rows = (await this.db('memories').where({ project_id: projectId }).groupBy('embedding_status').select('embedding_status').count({ n: '*' })) as Array<{
+      embedding_status: EmbeddingStatus;
+      n: number | string;
+    }>;
+    const counts: Record<EmbeddingStatus, number> = { pending: 0, indexed: 0, failed: 0 };
+    for (const row of rows) counts[row.embedding_status] = Number(row.n);
+    return counts;
+  }
+
+  /** The project's memories in one embedding status, the latest written first. */
+  async withStatus(projectId: string, status: EmbeddingStatus, limit: number): Promise<MemoryRow[]> {
+    return (await this.db<MemoryRow>('memories')
+      .where({ project_id: projectId, embedding_status: status })
+      .orderBy([
+        { column: 'updated_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit)) as MemoryRow[];
+  }
+
   async list(projectId: string, filter: MemoryListFilter, limit: number, offset: number): Promise<MemoryRow[]> {
     return (await this.db<MemoryRow>('memories')
       .where({ project_id: projectId, ...filter })

@@ -15,6 +15,18 @@ export class ProjectsRepository {
     return (await this.db<ProjectRow>('projects').where({ name }).first()) as ProjectRow | undefined;
   }
 
+  async findById(id: string): Promise<ProjectRow | undefined> {
+    return (await this.db<ProjectRow>('projects').where({ id }).first()) as ProjectRow | undefined;
+  }
+
+  /** The newest projects first (the operator's choice of project in the console). */
+  async list(limit: number): Promise<ProjectRow[]> {
+    return (await this.db<ProjectRow>('projects').orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'name', order: 'asc' },
+    ]).limit(limit)) as ProjectRow[];
+  }
+
   /** Returns the project with this name, creating it if needed (safe under concurrent callers). */
   async ensure(name: string): Promise<ProjectRow> {
     const existing = await this.findByName(name);
