@@ -1,10 +1,6 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, type TestRuntime } from '../helpers.js';
+import { buildDist, newProject, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
+import { ConsoleBrowser } from '../console-browser.js';
 
 // The console's project pages (API keys, embedding model, MCP, usage; webhooks; vector indexes)
 // and its operations page, as a person uses them in Chromium: every page free of console errors
@@ -12,24 +8,10 @@ import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempD
 // shown once, another revoked; the operations counts those of GET /v1/operations; and a key of
 // one project seeing nothing of another's. Workers are not started: memories stay pending.
 
-const SCREENSHOTS = path.join(repoRoot, '.cache', 'console-screenshots');
-const AXE = fs.readFileSync(path.join(repoRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-
-interface PageGlobals {
-  document: unknown;
-  axe: { run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> };
-}
-interface Visit {
-  page: Page;
-  faults: string[];
-}
-
 describe('console: project and operations pages', function () {
   this.timeout(120_000);
   let t: TestRuntime;
-  let server: http.Server;
-  let base: string;
-  const open: BrowserContext[] = [];
+  let web: ConsoleBrowser;
   let a: { key: string; projectId: string; name: string };
   let b: { key: string; projectId: string; name: string };
   const index = unique('ix');
@@ -58,62 +40,13 @@ describe('console: project and operations pages', function () {
     expect(upsert.status).to.equal(200);
     const created = await t.http.post(`/api/v1/webhooks/projects/${a.projectId}`).set('Authorization', asA).send({ name: hook, url: 'http://127.0.0.1:9/hook', event_types: ['memory_add'] });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    server = http.createServer(t.app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    web = await ConsoleBrowser.serve(t);
   });
 
   after(async () => {
-    await Promise.all(open.map((c) => c.close()));
-    server?.closeAllConnections();
-    if (server) await new Promise((resolve) => server.close(resolve));
+    await web?.close();
     await t?.close();
   });
-
-  async function browser(options: { colorScheme?: 'light' | 'dark' } = {}): Promise<Visit> {
-    const context = await chromium.launchPersistentContext(tempDir('cairn-chromium-'), {
-      ...CHROMIUM,
-      bypassCSP: true,
-      viewport: { width: 1200, height: 800 },
-      ...options,
-    });
-    open.push(context);
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    const page = context.pages()[0] ?? (await context.newPage());
-    const faults: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && faults.push(`console: ${m.text()}`));
-    page.on('pageerror', (e) => faults.push(`exception: ${e.message}`));
-    page.on('requestfailed', (r) => faults.push(`failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
-    page.on('response', (r) => r.status() >= 400 && faults.push(`${r.status()}: ${r.request().method()} ${r.url()}`));
-    page.on('request', (r) => new URL(r.url()).host !== new URL(base).host && faults.push(`another host: ${r.url()}`));
-    return { page, faults };
-  }
-
-  async function axeFaults(page: Page): Promise<string[]> {
-    await page.addScriptTag({ content: AXE });
-    const found = await page.evaluate(async () => {
-      const g = globalThis as unknown as PageGlobals;
-      const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) }));
-    });
-    return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} at ${v.targets.join(', ')}`);
-  }
-
-  async function checkPage(visit: Visit, name: string): Promise<void> {
-    expect(visit.faults, `faults on ${name}`).to.deep.equal([]);
-    expect(await axeFaults(visit.page), `axe on ${name}`).to.deep.equal([]);
-    await visit.page.screenshot({ path: path.join(SCREENSHOTS, `${PROFILE}-${name}.png`), fullPage: true });
-  }
-
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.goto(`${base}/console`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    // the first page's own calls are answered before a test moves on (a later goto would abort them)
-    await page.waitForLoadState('networkidle');
-  }
 
   it("answers GET /v1/operations with the caller's pending and failed rows and their reasons", async () => {
     const ofA = await t.http.get('/v1/operations').set('Authorization', token(a.key));
@@ -135,14 +68,14 @@ describe('console: project and operations pages', function () {
   it('creates a key shown once, revokes another after asking, and never shows a secret again', async () => {
     const old = await t.http.post('/v1/api-keys').set('Authorization', token(a.key)).send({ name: 'old laptop' });
     expect(old.status).to.equal(201);
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, a.key);
+    await web.signIn(page, a.key);
     await page.getByRole('link', { name: 'Project' }).click();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await page.getByRole('row').filter({ hasText: 'old laptop' }).waitFor();
-    await page.getByText(`${base}/mcp`).first().waitFor();
-    await checkPage(visit, 'project');
+    await page.getByText(`${web.base}/mcp`).first().waitFor();
+    await web.checkPage(visit, 'project');
 
     await page.getByLabel('Name').fill('deploy bot');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -154,7 +87,7 @@ describe('console: project and operations pages', function () {
     await page.getByRole('button', { name: 'Copy key' }).click();
     await page.getByText('Copied', { exact: true }).waitFor();
     await page.getByRole('row').filter({ hasText: 'deploy bot' }).waitFor();
-    await checkPage(visit, 'project-new-key');
+    await web.checkPage(visit, 'project-new-key');
     // the new key works, and belongs to this project
     expect((await t.http.get('/v1/ping').set('Authorization', token(secret))).body.project_id).to.equal(a.projectId);
 
@@ -162,7 +95,7 @@ describe('console: project and operations pages', function () {
     const row = page.getByRole('row').filter({ hasText: 'old laptop' });
     await row.getByRole('button', { name: 'Revoke old laptop' }).click();
     await row.getByRole('button', { name: 'Revoke for good' }).waitFor();
-    await checkPage(visit, 'project-revoke-confirm');
+    await web.checkPage(visit, 'project-revoke-confirm');
     await row.getByRole('button', { name: 'Revoke for good' }).click();
     await row.waitFor({ state: 'detached' });
     expect((await t.http.get('/v1/ping').set('Authorization', token(old.body.key))).status).to.equal(401);
@@ -176,17 +109,17 @@ describe('console: project and operations pages', function () {
     expect(html).not.to.include(secret.slice(0, 20));
     expect(visit.faults).to.deep.equal([]);
 
-    const dark = await browser({ colorScheme: 'dark' });
-    await signIn(dark.page, a.key);
-    await dark.page.goto(`${base}/console/project`);
+    const dark = await web.browser({ clipboard: true, colorScheme: 'dark' });
+    await web.signIn(dark.page, a.key);
+    await dark.page.goto(`${web.base}/console/project`);
     await dark.page.getByRole('row').filter({ hasText: 'deploy bot' }).waitFor();
-    await checkPage(dark, 'project-dark');
+    await web.checkPage(dark, 'project-dark');
   });
 
   it('shows the operations counts the API answers, with the failure reason, and a chart that fills', async () => {
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, a.key);
+    await web.signIn(page, a.key);
     await page.getByRole('link', { name: 'Operations' }).click();
     const api = (await t.http.get('/v1/operations').set('Authorization', token(a.key))).body;
     const count = (label: string) => page.locator('.count').filter({ hasText: label }).locator('.count-value');
@@ -200,26 +133,26 @@ describe('console: project and operations pages', function () {
     // a second look draws the line
     await page.locator('svg polyline').first().waitFor({ state: 'attached' });
     expect(await page.getByRole('img', { name: /^Jobs in the queues: now \d+ jobs/ }).count()).to.equal(1);
-    await checkPage(visit, 'operations');
+    await web.checkPage(visit, 'operations');
 
-    const dark = await browser({ colorScheme: 'dark' });
-    await signIn(dark.page, a.key);
-    await dark.page.goto(`${base}/console/operations`);
+    const dark = await web.browser({ clipboard: true, colorScheme: 'dark' });
+    await web.signIn(dark.page, a.key);
+    await dark.page.goto(`${web.base}/console/operations`);
     await dark.page.getByText(failure).waitFor();
-    await checkPage(dark, 'operations-dark');
+    await web.checkPage(dark, 'operations-dark');
   });
 
   it("lists the project's webhooks with their delivery log, and its indexes with a query playground", async () => {
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, a.key);
+    await web.signIn(page, a.key);
     await page.getByRole('link', { name: 'Webhooks' }).click();
     const row = page.getByRole('row').filter({ hasText: hook });
     await row.getByText('http://127.0.0.1:9/hook').waitFor();
     await row.getByRole('button', { name: `Deliveries of ${hook}` }).click();
     await page.getByRole('heading', { name: `Deliveries of ${hook}` }).waitFor();
     await page.getByText('Nothing sent yet.').waitFor();
-    await checkPage(visit, 'webhooks');
+    await web.checkPage(visit, 'webhooks');
 
     await page.getByRole('link', { name: 'Indexes' }).click();
     await page.getByRole('link', { name: index }).click();
@@ -232,41 +165,41 @@ describe('console: project and operations pages', function () {
     await match.waitFor();
     expect(await match.locator('.score').innerText()).to.match(/^0\.99\d{2}$/);
     expect(await page.getByRole('row').filter({ hasText: 'east' }).count()).to.equal(0);
-    await checkPage(visit, 'index');
+    await web.checkPage(visit, 'index');
     await page.getByLabel(/^Vector/).fill('not json');
     await page.getByRole('button', { name: 'Query' }).click();
     await page.getByRole('alert').getByText('not JSON').waitFor();
 
-    const dark = await browser({ colorScheme: 'dark' });
-    await signIn(dark.page, a.key);
-    await dark.page.goto(`${base}/console/indexes`);
+    const dark = await web.browser({ clipboard: true, colorScheme: 'dark' });
+    await web.signIn(dark.page, a.key);
+    await dark.page.goto(`${web.base}/console/indexes`);
     await dark.page.getByRole('link', { name: index }).waitFor();
-    await checkPage(dark, 'indexes-dark');
-    await dark.page.goto(`${base}/console/webhooks`);
+    await web.checkPage(dark, 'indexes-dark');
+    await dark.page.goto(`${web.base}/console/webhooks`);
     await dark.page.getByRole('row').filter({ hasText: hook }).waitFor();
-    await checkPage(dark, 'webhooks-dark');
+    await web.checkPage(dark, 'webhooks-dark');
   });
 
   it("shows a key of project B none of project A's keys, webhooks, indexes or operations", async () => {
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, b.key);
-    await page.goto(`${base}/console/project`);
+    await web.signIn(page, b.key);
+    await page.goto(`${web.base}/console/project`);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await page.locator('tbody tr').first().waitFor();
     expect(await page.locator('table').first().innerText()).not.to.match(/deploy bot|old laptop/);
-    await page.goto(`${base}/console/webhooks`);
+    await page.goto(`${web.base}/console/webhooks`);
     await page.getByText('No webhooks yet.').waitFor();
-    await page.goto(`${base}/console/indexes`);
+    await page.goto(`${web.base}/console/indexes`);
     await page.getByText('No indexes yet').waitFor();
-    await page.goto(`${base}/console/operations`);
+    await page.goto(`${web.base}/console/operations`);
     await page.getByText('Nothing has failed.').waitFor();
     await page.getByText('Nothing is waiting.').waitFor();
     const body = await page.locator('body').innerText();
     expect(body).not.to.include(failedText).and.not.to.include(pendingText);
     expect(visit.faults).to.deep.equal([]);
     // another project's index by its address: not found, nothing of it shown
-    await page.goto(`${base}/console/indexes/${index}`);
+    await page.goto(`${web.base}/console/indexes/${index}`);
     await page.getByRole('alert').waitFor();
     expect(await page.locator('.facts').count()).to.equal(0);
 
@@ -280,13 +213,13 @@ describe('console: project and operations pages', function () {
   });
 
   it("lets the operator's ADMIN_TOKEN switch between every project, which a project key's session cannot", async () => {
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, adminToken);
+    await web.signIn(page, adminToken);
     const projectField = page.getByLabel('Project', { exact: true });
     await projectField.locator('option', { hasText: a.name }).waitFor({ state: 'attached' });
     expect(await page.getByRole('link', { name: 'Queue board' }).getAttribute('href')).to.equal('/admin/queues');
-    await checkPage(visit, 'operator');
+    await web.checkPage(visit, 'operator');
 
     await projectField.selectOption(a.name);
     await page.getByRole('button', { name: 'Switch' }).click();
@@ -329,10 +262,10 @@ describe('console: project and operations pages', function () {
 
   it('signs out when the key the session uses is revoked from the console', async () => {
     const own = await t.http.post('/v1/api-keys').set('Authorization', token(a.key)).send({ name: 'short lived' });
-    const visit = await browser();
+    const visit = await web.browser({ clipboard: true });
     const { page } = visit;
-    await signIn(page, own.body.key);
-    await page.goto(`${base}/console/project`);
+    await web.signIn(page, own.body.key);
+    await page.goto(`${web.base}/console/project`);
     const row = page.getByRole('row').filter({ hasText: 'short lived' });
     await row.getByText('(this session)').waitFor();
     await row.getByRole('button', { name: 'Revoke short lived' }).click();

@@ -1,10 +1,6 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, type TestRuntime } from '../helpers.js';
+import { buildDist, newProject, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
+import { ConsoleBrowser, type PageGlobals } from '../console-browser.js';
 
 // The web console as a person uses it: Debian's Chromium, headless, signing in with a project's
 // API key, walking every page (each checked for console errors, failed requests and, with
@@ -12,29 +8,12 @@ import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempD
 // changing a memory; and its session's limits: a revoked key, another project, a cookie sent
 // without the console's header, wrong keys.
 
-const SCREENSHOTS = path.join(repoRoot, '.cache', 'console-screenshots');
-const AXE = fs.readFileSync(path.join(repoRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const SIGN_IN_TRIES = 10;
-
-/** What the tests read of a page's globals (the test suite is compiled without the DOM's types). */
-interface PageGlobals {
-  document: { cookie: string; activeElement: { textContent: string | null; tagName: string } | null };
-  localStorage: Record<string, string>;
-  sessionStorage: Record<string, string>;
-  axe: { run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> };
-}
-interface Visit {
-  page: Page;
-  /** Console errors, uncaught exceptions, failed requests and error answers since the browser opened. */
-  faults: string[];
-}
 
 describe('web console in a browser', function () {
   this.timeout(120_000);
   let t: TestRuntime;
-  let server: http.Server;
-  let base: string;
-  const open: BrowserContext[] = [];
+  let web: ConsoleBrowser;
   const alice = unique('alice');
   const first = `${alice} prefers green tea in the morning`;
   const changed = `${alice} prefers black coffee in the morning`;
@@ -55,65 +34,13 @@ describe('web console in a browser', function () {
       .send({ messages: [{ role: 'user', content: `${alice} of project B likes green tea too` }], user_id: alice, infer: false });
     expect(bAdd.status).to.equal(200);
     bMemoryId = bAdd.body.results[0].id;
-    server = http.createServer(t.app.callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    web = await ConsoleBrowser.serve(t);
   });
 
   after(async () => {
-    await Promise.all(open.map((c) => c.close()));
-    server?.closeAllConnections();
-    if (server) await new Promise((resolve) => server.close(resolve));
+    await web?.close();
     await t?.close();
   });
-
-  /** A fresh Chromium profile whose every fault is recorded. */
-  async function browser(options: { colorScheme?: 'light' | 'dark' } = {}): Promise<Visit> {
-    // the page's policy allows only its own scripts: axe is injected past it, as a test's tool
-    const context = await chromium.launchPersistentContext(tempDir('cairn-chromium-'), {
-      ...CHROMIUM,
-      bypassCSP: true,
-      viewport: { width: 1200, height: 800 },
-      ...options,
-    });
-    open.push(context);
-    const page = context.pages()[0] ?? (await context.newPage());
-    const faults: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && faults.push(`console: ${m.text()}`));
-    page.on('pageerror', (e) => faults.push(`exception: ${e.message}`));
-    page.on('requestfailed', (r) => faults.push(`failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
-    page.on('response', (r) => r.status() >= 400 && faults.push(`${r.status()}: ${r.request().method()} ${r.url()}`));
-    page.on('request', (r) => new URL(r.url()).host !== new URL(base).host && faults.push(`another host: ${r.url()}`));
-    return { page, faults };
-  }
-
-  /** Serious and critical accessibility faults axe-core finds on the page as it is. */
-  async function axeFaults(page: Page): Promise<string[]> {
-    await page.addScriptTag({ content: AXE });
-    const found = await page.evaluate(async () => {
-      const g = globalThis as unknown as PageGlobals;
-      const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) }));
-    });
-    return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} at ${v.targets.join(', ')}`);
-  }
-
-  /** Checks the page as it is now: no faults so far, no serious accessibility fault; saves its screenshot. */
-  async function checkPage(visit: Visit, name: string): Promise<void> {
-    expect(visit.faults, `faults on ${name}`).to.deep.equal([]);
-    expect(await axeFaults(visit.page), `axe on ${name}`).to.deep.equal([]);
-    await visit.page.screenshot({ path: path.join(SCREENSHOTS, `${PROFILE}-${name}.png`), fullPage: true });
-  }
-
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.goto(`${base}/console`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    // the first page has its answer: a page opened next cannot abort its request
-    await page.getByText('Loading…').waitFor({ state: 'hidden' });
-  }
 
   /** The session cookie the console's sign-in sets for `key`, as a Cookie header. */
   async function sessionCookie(key: string): Promise<string> {
@@ -125,11 +52,11 @@ describe('web console in a browser', function () {
   }
 
   it('signs in by keyboard, and every page loads clean: add, index, search and change a memory', async () => {
-    const visit = await browser();
+    const visit = await web.browser();
     const { page } = visit;
-    await page.goto(`${base}/console`);
+    await page.goto(`${web.base}/console`);
     await page.getByLabel('API key').waitFor();
-    await checkPage(visit, 'sign-in');
+    await web.checkPage(visit, 'sign-in');
     // the key field has the focus: type, Enter submits
     await page.keyboard.type(a.key);
     await page.keyboard.press('Enter');
@@ -137,7 +64,7 @@ describe('web console in a browser', function () {
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.cookie), "the session is out of scripts' reach").to.equal('');
     expect(await page.evaluate(() => JSON.stringify({ ...(globalThis as unknown as PageGlobals).localStorage, ...(globalThis as unknown as PageGlobals).sessionStorage }))).to.equal('{}');
     await page.getByText('No memories yet').waitFor();
-    await checkPage(visit, 'entities-empty');
+    await web.checkPage(visit, 'entities-empty');
 
     // Tab reaches the navigation; Enter follows it
     let onSearch = false;
@@ -150,23 +77,23 @@ describe('web console in a browser', function () {
     }
     expect(onSearch, 'the Search link is reachable with Tab').to.equal(true);
     await page.keyboard.press('Enter');
-    await page.waitForURL(`${base}/console/search`);
+    await page.waitForURL(`${web.base}/console/search`);
     await page.getByRole('heading', { name: 'Search playground' }).waitFor();
 
     // an entity with no memories yet, opened from the entities page's form
     await page.getByRole('link', { name: 'Entities' }).click();
     await page.getByLabel('Id').fill(alice);
     await page.getByRole('button', { name: 'Open' }).click();
-    await page.waitForURL(`${base}/console/entities/user/${alice}`);
+    await page.waitForURL(`${web.base}/console/entities/user/${alice}`);
     await page.getByLabel('New memory').fill(first);
     await page.getByRole('button', { name: 'Add memory' }).click();
     const row = page.getByRole('row').filter({ hasText: first });
     await row.getByText('pending', { exact: true }).waitFor();
-    await checkPage(visit, 'entity-pending');
+    await web.checkPage(visit, 'entity-pending');
     // workers start: the page, which looks again while a memory is pending, shows it indexed
     await t.runtime.start();
     await row.getByText('indexed', { exact: true }).waitFor({ timeout: 60_000 });
-    await checkPage(visit, 'entity');
+    await web.checkPage(visit, 'entity');
 
     await page.getByRole('link', { name: `Search this user's memories` }).click();
     await page.getByLabel('Query').fill('what does alice drink in the morning');
@@ -178,14 +105,14 @@ describe('web console in a browser', function () {
     }
     await page.getByRole('region', { name: 'hybrid' }).getByText('Request as curl').click();
     const curl = await page.getByRole('region', { name: 'hybrid' }).locator('pre').innerText();
-    expect(curl).to.include(`curl -X POST '${base}/v3/memories/search/'`).and.include('"mode":"hybrid"').and.include(`"user_id":"${alice}"`);
-    await checkPage(visit, 'search');
+    expect(curl).to.include(`curl -X POST '${web.base}/v3/memories/search/'`).and.include('"mode":"hybrid"').and.include(`"user_id":"${alice}"`);
+    await web.checkPage(visit, 'search');
 
     await page.getByRole('region', { name: 'dense' }).getByRole('link', { name: first }).click();
     await page.getByRole('heading', { name: 'Memory', exact: true }).waitFor();
     await page.getByText('indexed', { exact: true }).waitFor();
     memoryId = page.url().split('/').pop() as string;
-    await checkPage(visit, 'memory');
+    await web.checkPage(visit, 'memory');
     await page.getByLabel('Text').fill(changed);
     await page.getByRole('button', { name: 'Save' }).click();
     const update = page.getByRole('row').filter({ hasText: 'UPDATE' });
@@ -194,41 +121,41 @@ describe('web console in a browser', function () {
     expect(await update.locator('td').nth(2).innerText()).to.equal(changed);
     await page.locator('.memory-quote').getByText(changed).waitFor();
     await page.getByText('indexed', { exact: true }).waitFor({ timeout: 30_000 });
-    await checkPage(visit, 'memory-updated');
+    await web.checkPage(visit, 'memory-updated');
 
     await page.getByRole('link', { name: 'Entities' }).click();
     await page.getByRole('row').filter({ hasText: alice }).getByRole('cell', { name: '1', exact: true }).waitFor();
-    await checkPage(visit, 'entities');
+    await web.checkPage(visit, 'entities');
 
     // a page loaded anew (its address typed) in dark mode
-    const dark = await browser({ colorScheme: 'dark' });
-    await signIn(dark.page, a.key);
-    await dark.page.goto(`${base}/console/memories/${memoryId}`);
+    const dark = await web.browser({ colorScheme: 'dark' });
+    await web.signIn(dark.page, a.key);
+    await dark.page.goto(`${web.base}/console/memories/${memoryId}`);
     await dark.page.locator('.memory-quote').getByText(changed).waitFor();
-    await checkPage(dark, 'memory-dark');
+    await web.checkPage(dark, 'memory-dark');
   });
 
   it('adds and deletes a memory from its page', async () => {
-    const visit = await browser();
+    const visit = await web.browser();
     const { page } = visit;
-    await signIn(page, a.key);
-    await page.goto(`${base}/console/entities/agent/${alice}-agent`);
+    await web.signIn(page, a.key);
+    await page.goto(`${web.base}/console/entities/agent/${alice}-agent`);
     await page.getByLabel('New memory').fill('a memory to delete');
     await page.getByRole('button', { name: 'Add memory' }).click();
     await page.getByRole('link', { name: 'a memory to delete' }).click();
     await page.getByRole('button', { name: 'Delete memory' }).click();
     await page.getByRole('button', { name: 'Delete for good' }).click();
-    await page.waitForURL(`${base}/console/entities/agent/${alice}-agent`);
+    await page.waitForURL(`${web.base}/console/entities/agent/${alice}-agent`);
     await page.getByText('No memories.').waitFor();
     expect(visit.faults).to.deep.equal([]);
   });
 
   it("shows a project's key nothing of another project, in the browser or through its cookie", async () => {
-    const visit = await browser();
+    const visit = await web.browser();
     const { page } = visit;
-    await signIn(page, b.key);
+    await web.signIn(page, b.key);
     await page.getByRole('row').filter({ hasText: alice }).getByRole('cell', { name: '1', exact: true }).waitFor();
-    await page.goto(`${base}/console/memories/${memoryId}`);
+    await page.goto(`${web.base}/console/memories/${memoryId}`);
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').innerText()).to.match(/no memory/i);
     expect(await page.locator('body').innerText()).not.to.include(changed);
@@ -256,8 +183,8 @@ describe('web console in a browser', function () {
     expect(bare.body.detail).to.be.a('string');
     expect((await t.http.get('/v1/entities').set('Cookie', cookie).set('X-Cairn-Console', '1')).status).to.equal(200);
 
-    const visit = await browser();
-    await signIn(visit.page, created.body.key);
+    const visit = await web.browser();
+    await web.signIn(visit.page, created.body.key);
     await visit.page.getByRole('row').filter({ hasText: alice }).first().waitFor();
 
     const revoked = await t.http.delete(`/v1/api-keys/${created.body.id}`).set('Authorization', token(a.key));
@@ -274,17 +201,17 @@ describe('web console in a browser', function () {
     expect((await t.http.delete('/console/api/session').set('Cookie', own)).status).to.equal(204);
     expect((await t.http.get('/v1/entities').set('Cookie', own).set('X-Cairn-Console', '1')).status).to.equal(401);
 
-    const page = (await browser()).page;
-    await signIn(page, a.key);
+    const page = (await web.browser()).page;
+    await web.signIn(page, a.key);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
-    await page.goto(`${base}/console/search`);
+    await page.goto(`${web.base}/console/search`);
     await page.getByLabel('API key').waitFor();
   });
 
   it('answers wrong keys 401, then 429 with Retry-After past the limit', async () => {
-    const visit = await browser();
-    await visit.page.goto(`${base}/console`);
+    const visit = await web.browser();
+    await visit.page.goto(`${web.base}/console`);
     await visit.page.getByLabel('API key').fill('cairn_not-a-key-of-any-project');
     await visit.page.getByRole('button', { name: 'Sign in' }).click();
     await visit.page.getByRole('alert').getByText('not a valid API key').waitFor();
