@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, type TestRuntime } from '../helpers.js';
+import { consoleBrowsers, type PageGlobals } from '../console-browser.js';
+import { buildDist, newProject, startRuntime, token, unique, type TestRuntime } from '../helpers.js';
 
 // The web console as a person uses it: Debian's Chromium, headless, signing in with a project's
 // API key, walking every page (each checked for console errors, failed requests and, with
@@ -12,29 +10,14 @@ import { buildDist, CHROMIUM, newProject, PROFILE, repoRoot, startRuntime, tempD
 // changing a memory; and its session's limits: a revoked key, another project, a cookie sent
 // without the console's header, wrong keys.
 
-const SCREENSHOTS = path.join(repoRoot, '.cache', 'console-screenshots');
-const AXE = fs.readFileSync(path.join(repoRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const SIGN_IN_TRIES = 10;
-
-/** What the tests read of a page's globals (the test suite is compiled without the DOM's types). */
-interface PageGlobals {
-  document: { cookie: string; activeElement: { textContent: string | null; tagName: string } | null };
-  localStorage: Record<string, string>;
-  sessionStorage: Record<string, string>;
-  axe: { run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> };
-}
-interface Visit {
-  page: Page;
-  /** Console errors, uncaught exceptions, failed requests and error answers since the browser opened. */
-  faults: string[];
-}
 
 describe('web console in a browser', function () {
   this.timeout(120_000);
   let t: TestRuntime;
   let server: http.Server;
   let base: string;
-  const open: BrowserContext[] = [];
+  const { browser, checkPage, signIn, closeAll } = consoleBrowsers(() => base);
   const alice = unique('alice');
   const first = `${alice} prefers green tea in the morning`;
   const changed = `${alice} prefers black coffee in the morning`;
@@ -58,60 +41,14 @@ describe('web console in a browser', function () {
     server = http.createServer(t.app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   after(async () => {
-    await Promise.all(open.map((c) => c.close()));
+    await closeAll();
     server?.closeAllConnections();
     if (server) await new Promise((resolve) => server.close(resolve));
     await t?.close();
   });
-
-  /** A fresh Chromium profile whose every fault is recorded. */
-  async function browser(options: { colorScheme?: 'light' | 'dark' } = {}): Promise<Visit> {
-    // the page's policy allows only its own scripts: axe is injected past it, as a test's tool
-    const context = await chromium.launchPersistentContext(tempDir('cairn-chromium-'), {
-      ...CHROMIUM,
-      bypassCSP: true,
-      viewport: { width: 1200, height: 800 },
-      ...options,
-    });
-    open.push(context);
-    const page = context.pages()[0] ?? (await context.newPage());
-    const faults: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && faults.push(`console: ${m.text()}`));
-    page.on('pageerror', (e) => faults.push(`exception: ${e.message}`));
-    page.on('requestfailed', (r) => faults.push(`failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
-    page.on('response', (r) => r.status() >= 400 && faults.push(`${r.status()}: ${r.request().method()} ${r.url()}`));
-    page.on('request', (r) => new URL(r.url()).host !== new URL(base).host && faults.push(`another host: ${r.url()}`));
-    return { page, faults };
-  }
-
-  /** Serious and critical accessibility faults axe-core finds on the page as it is. */
-  async function axeFaults(page: Page): Promise<string[]> {
-    await page.addScriptTag({ content: AXE });
-    const found = await page.evaluate(async () => {
-      const g = globalThis as unknown as PageGlobals;
-      const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) }));
-    });
-    return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} at ${v.targets.join(', ')}`);
-  }
-
-  /** Checks the page as it is now: no faults so far, no serious accessibility fault; saves its screenshot. */
-  async function checkPage(visit: Visit, name: string): Promise<void> {
-    expect(visit.faults, `faults on ${name}`).to.deep.equal([]);
-    expect(await axeFaults(visit.page), `axe on ${name}`).to.deep.equal([]);
-    await visit.page.screenshot({ path: path.join(SCREENSHOTS, `${PROFILE}-${name}.png`), fullPage: true });
-  }
-
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.goto(`${base}/console`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  }
 
   /** The session cookie the console's sign-in sets for `key`, as a Cookie header. */
   async function sessionCookie(key: string): Promise<string> {
