@@ -6,6 +6,9 @@ import { ErrorNote, Loading, PageTitle } from './components';
 import { EntitiesPage } from './pages/entities';
 import { EntityPage } from './pages/entity';
 import { MemoryPage } from './pages/memory';
+import { RecordPage } from './pages/record';
+import { SchemaPage } from './pages/schema';
+import { SchemasPage } from './pages/schemas';
 import { SearchPage } from './pages/search';
 import { SignIn } from './pages/sign-in';
 import { BASE, Link, useLocation } from './router';
@@ -50,6 +53,9 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   }
   if (section === 'memories' && first && parts.length === 2) return <MemoryPage key={path} id={first} />;
   if (section === 'search' && parts.length === 1) return <SearchPage params={params} />;
+  if (section === 'schemas' && parts.length === 1) return <SchemasPage />;
+  if (section === 'schemas' && first && parts.length === 2) return <SchemaPage key={path} name={first} />;
+  if (section === 'schemas' && first && second === 'records' && parts[3] && parts.length === 4) return <RecordPage key={path} schema={first} id={parts[3]} />;
   return (
     <>
       <PageTitle>Not found</PageTitle>
@@ -61,7 +67,7 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
 }
 
 function Layout({ project, path, onSignOut, children }: { project: string; path: string; onSignOut: () => void; children: ComponentChildren }) {
-  const onEntities = !path.startsWith(`${BASE}/search`);
+  const onEntities = !path.startsWith(`${BASE}/search`) && !path.startsWith(`${BASE}/schemas`);
   return (
     <>
       <a class="skip" href="#content">
@@ -79,6 +85,11 @@ function Layout({ project, path, onSignOut, children }: { project: string; path:
             <li>
               <Link href={`${BASE}/search`} current={path.startsWith(`${BASE}/search`)}>
                 Search
+              </Link>
+            </li>
+            <li>
+              <Link href={`${BASE}/schemas`} current={path.startsWith(`${BASE}/schemas`)}>
+                Schemas
               </Link>
             </li>
           </ul>
