@@ -67,8 +67,9 @@ export function consoleBrowsers(base: () => string) {
     await visit.page.screenshot({ path: path.join(SCREENSHOTS, `${PROFILE}-${name}.png`), fullPage: true });
   }
 
-  async function signIn(page: Page, key: string): Promise<void> {
-    await page.goto(`${base()}/console`);
+  /** Signs in on the page at `path` (the console's first by default), which then shows. */
+  async function signIn(page: Page, key: string, path = '/console'): Promise<void> {
+    await page.goto(`${base()}${path}`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
