@@ -21,6 +21,7 @@ export type Memory = Json<'/v1/memories/{id}', 'get', 200>;
 export type HistoryEntry = Json<'/v1/memories/{id}/history', 'get', 200>[number];
 export type Entity = NonNullable<Json<'/v1/entities', 'get', 200>['results']>[number];
 export type SearchResult = NonNullable<Json<'/v3/memories/search', 'post', 200>['results']>[number];
+export type RerankReport = NonNullable<Json<'/v3/memories/search', 'post', 200>['rerank']>;
 export type SearchBody = NonNullable<paths['/v3/memories/search']['post']['requestBody']>['content']['application/json'];
 export type Session = Json<'/console/api/session', 'get', 200>;
 export type SchemaVersion = Json<'/v1/schemas/{name}', 'get', 200>;

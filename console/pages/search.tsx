@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ENTITY_TYPES, entityFilter, SEARCH_MODES, unwrap, type EntityType, type SearchBody, type SearchResult } from '../api';
+import { api, ENTITY_TYPES, entityFilter, SEARCH_MODES, unwrap, type EntityType, type RerankReport, type SearchBody, type SearchResult } from '../api';
 import { EntityTypeField, ErrorNote, PageTitle } from '../components';
 import { BASE, Link, memoryPath, navigate } from '../router';
 import { CopyButton, curlCommand, RequestSnippets } from '../snippets';
 import { namesOf } from './memory-filters';
 
 type Mode = (typeof SEARCH_MODES)[number];
-type Outcome = { results: SearchResult[] } | { error: unknown };
+type Outcome = { results: SearchResult[]; rerank?: RerankReport } | { error: unknown };
 /** The playground's options besides the query and its entity, as the address keeps them. */
 type Extras = Pick<SearchBody, 'threshold' | 'rerank' | 'categories'> & { filters?: Record<string, unknown> };
 const EXTRA_PARAMS = ['threshold', 'rerank', 'categories', 'filters'] as const;
@@ -53,7 +53,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     setOutcomes({});
     for (const mode of SEARCH_MODES) {
       unwrap(api.POST('/v3/memories/search', { body: searchBody(type, id, query, mode, extras) }))
-        .then((answer): Outcome => ({ results: answer.results ?? [] }))
+        .then((answer): Outcome => ({ results: answer.results ?? [], rerank: answer.rerank }))
         .catch((error: unknown): Outcome => ({ error }))
         .then((outcome) => live && setOutcomes((all) => ({ ...all, [mode]: outcome })));
     }
@@ -165,8 +165,18 @@ function ModeResults({ mode, outcome, body }: { mode: Mode; outcome: Outcome | u
           ))}
         </ol>
       )}
+      {outcome !== undefined && 'rerank' in outcome && outcome.rerank ? <RerankNote report={outcome.rerank} /> : null}
       <Curl body={body} />
     </section>
+  );
+}
+
+/** Whether the server's reranker ordered the results, and why not when it did not. */
+function RerankNote({ report }: { report: RerankReport }) {
+  return (
+    <p class="muted rerank">
+      {report.applied ? `Reranked by ${report.model ?? 'the server'}.` : `Not reranked: ${report.reason ?? (report.model === null ? 'the server has no reranker' : 'the search kept its own order')}.`}
+    </p>
   );
 }
 
