@@ -68,29 +68,37 @@ describe('web console: typed memory, memory filters, search extras', function ()
     return res.body.results.map((m: { memory: string }) => m.memory);
   }
 
-  /** The memories' texts the entity page shows once its list has settled on `count` of them. */
-  async function shown(page: Page, count: number): Promise<string[]> {
-    await page.getByRole('heading', { name: `Memories (${count})` }).waitFor();
-    if (count === 0) {
-      await page.getByText('No memories.').waitFor();
-      return [];
-    }
-    return page.locator('tbody .memory-text').allInnerTexts();
+  /** Waits until the entity page lists exactly `expected` (a list still loading may show the previous filter's answer). */
+  async function expectShown(page: Page, expected: string[]): Promise<void> {
+    const heading = page.getByRole('heading', { name: `Memories (${expected.length})` });
+    const texts = async () => ((await page.getByText('No memories.').count()) > 0 ? [] : page.locator('tbody .memory-text').allInnerTexts());
+    let last: string[] = [];
+    await waitFor(
+      async () => {
+        last = await texts();
+        return (await heading.count()) === 1 && JSON.stringify(last) === JSON.stringify(expected);
+      },
+      { timeoutMs: 15_000, message: `the page lists ${JSON.stringify(last)}, not ${JSON.stringify(expected)}` },
+    ).catch(() => expect(last, 'the memories the page lists').to.deep.equal(expected));
   }
 
   it("filters an entity's memories by indexing status, category and event date, as the API does", async () => {
     const visit = await browser();
     const { page } = visit;
     await signIn(page, key, `/console/entities/user/${alice}`);
-    expect(await shown(page, 3)).to.deep.equal(await listed({}));
+    const all = await listed({});
+    expect(all).to.have.members([TEA, TOKYO, JAZZ]);
+    await expectShown(page, all);
 
     // nothing is indexed yet: "indexed" shows none, "pending" all three
     await page.getByLabel('Indexing status').selectOption('indexed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    expect(await shown(page, 0)).to.deep.equal(await listed({ embedding_status: 'indexed' }));
+    expect(await listed({ embedding_status: 'indexed' })).to.deep.equal([]);
+    await expectShown(page, []);
     await page.getByLabel('Indexing status').selectOption('pending');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    expect(await shown(page, 3)).to.deep.equal(await listed({ embedding_status: 'pending' }));
+    expect(await listed({ embedding_status: 'pending' })).to.deep.equal(all);
+    await expectShown(page, all);
     await checkPage(visit, 'entity-filtered-pending');
 
     // indexed, each memory is given its categories
@@ -98,13 +106,13 @@ describe('web console: typed memory, memory filters, search extras', function ()
     await waitFor(async () => (await listed({ embedding_status: 'indexed' })).length === 3, { timeoutMs: 60_000, message: 'the memories were not indexed' });
     await page.getByLabel('Indexing status').selectOption('indexed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    expect(await shown(page, 3)).to.deep.equal(await listed({ embedding_status: 'indexed' }));
+    await expectShown(page, await listed({ embedding_status: 'indexed' }));
 
     await page.getByLabel('Categories (any of, comma-separated)').fill('food');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const food = await listed({ embedding_status: 'indexed', categories: ['food'] });
     expect(food).to.include(TEA).and.not.include(TOKYO);
-    expect(await shown(page, food.length)).to.deep.equal(food);
+    await expectShown(page, food);
 
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.getByLabel('Event time from').fill('2024-03-01');
@@ -112,14 +120,14 @@ describe('web console: typed memory, memory filters, search extras', function ()
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const march = await listed({ start_date: '2024-03-01', end_date: '2024-03-10' });
     expect(march).to.deep.equal([TOKYO]);
-    expect(await shown(page, 1)).to.deep.equal(march);
+    await expectShown(page, march);
     await checkPage(visit, 'entity-filtered');
 
     const dark = await browser({ colorScheme: 'dark' });
     await signIn(dark.page, key, `/console/entities/user/${alice}`);
     await dark.page.getByLabel('Indexing status').selectOption('indexed');
     await dark.page.getByRole('button', { name: 'Apply filters' }).click();
-    await shown(dark.page, 3);
+    await expectShown(dark.page, await listed({ embedding_status: 'indexed' }));
     await checkPage(dark, 'entity-filtered-dark');
   });
 
@@ -214,10 +222,18 @@ describe('web console: typed memory, memory filters, search extras', function ()
     await page.getByLabel('Rerank').check();
     await page.getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/threshold=0.3/);
+    // the results without a threshold go, those with it come
+    await dense.getByRole('link', { name: TIRES }).waitFor({ state: 'detached' });
     await dense.getByRole('link', { name: TEA }).waitFor();
     expect(await dense.getByRole('link', { name: TIRES }).count(), 'a memory below the threshold is hidden').to.equal(0);
     for (const score of await dense.locator('.score').allInnerTexts()) expect(Number(score.replace('score', '').trim())).to.be.at.least(0.3);
-    for (const mode of ['hybrid', 'keyword']) expect(await page.getByRole('region', { name: mode }).getByRole('link', { name: TIRES }).count()).to.equal(0);
+    for (const mode of ['hybrid', 'keyword']) {
+      await page.getByRole('region', { name: mode }).getByRole('link', { name: TEA }).waitFor();
+      expect(await page.getByRole('region', { name: mode }).getByRole('link', { name: TIRES }).count()).to.equal(0);
+    }
+    // whether the server's reranker ordered them, as the API answers
+    const reranked = await api('/v3/memories/search', { query: 'tea', filters: { user_id: alice }, mode: 'dense', threshold: 0.3, rerank: true });
+    await dense.locator('.rerank').getByText(reranked.body.rerank.applied ? 'Reranked by' : 'Not reranked').waitFor();
 
     const code = page.getByRole('region', { name: 'Request as code' });
     const snippets = await code.locator('pre').allInnerTexts();
