@@ -73,6 +73,8 @@ export function consoleBrowsers(base: () => string) {
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // the page's first calls answered: a test's next goto would abort them, a fault of the test's making
+    await page.getByText(/^(Loading|Searching)…$/).first().waitFor({ state: 'hidden' });
   }
 
   return { browser, axeFaults, checkPage, signIn, closeAll: () => Promise.all(open.map((c) => c.close())) };
