@@ -12,6 +12,9 @@ import { OperatorBar } from './operator';
 import { MemoryPage } from './pages/memory';
 import { OperationsPage } from './pages/operations';
 import { ProjectPage } from './pages/project';
+import { RecordPage } from './pages/record';
+import { SchemaPage } from './pages/schema';
+import { SchemasPage } from './pages/schemas';
 import { SearchPage } from './pages/search';
 import { SignIn } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
@@ -70,6 +73,9 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
   if (section === 'indexes' && parts.length === 1) return <IndexesPage />;
   if (section === 'indexes' && first && parts.length === 2) return <IndexPage key={path} name={first} />;
   if (section === 'operations' && parts.length === 1) return <OperationsPage />;
+  if (section === 'schemas' && parts.length === 1) return <SchemasPage />;
+  if (section === 'schemas' && first && parts.length === 2) return <SchemaPage key={path} name={first} />;
+  if (section === 'schemas' && first && second === 'records' && parts[3] && parts.length === 4) return <RecordPage key={path} schema={first} id={parts[3]} />;
   return (
     <>
       <PageTitle>Not found</PageTitle>
@@ -99,7 +105,7 @@ function Layout({
   children: ComponentChildren;
 }) {
   const under = (section: string) => path.startsWith(`${BASE}/${section}`);
-  const onEntities = !['search', 'knowledge', 'agents', ...PROJECT_SECTIONS].some(under);
+  const onEntities = !['search', 'schemas', 'knowledge', 'agents', ...PROJECT_SECTIONS].some(under);
   return (
     <>
       <a class="skip" href="#content">
@@ -117,6 +123,11 @@ function Layout({
             <li>
               <Link href={`${BASE}/search`} current={path.startsWith(`${BASE}/search`)}>
                 Search
+              </Link>
+            </li>
+            <li>
+              <Link href={`${BASE}/schemas`} current={path.startsWith(`${BASE}/schemas`)}>
+                Schemas
               </Link>
             </li>
             <li>

@@ -62,14 +62,17 @@ export class ConsoleBrowser {
     return { page, faults };
   }
 
-  /** Signs in with a project key (or the operator's token) and waits until the first page has its answers. */
-  async signIn(page: Page, key: string): Promise<void> {
-    await page.goto(`${this.base}/console`);
+  /**
+   * Opens `path` (the console's first page by default), signs in there with a project key (or the
+   * operator's token) and waits until the page has its answers.
+   */
+  async signIn(page: Page, key: string, path = '/console'): Promise<void> {
+    await page.goto(`${this.base}${path}`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    // the first page's own calls are answered before a test moves on (a later goto would abort them)
-    await page.getByText('Loading…').waitFor({ state: 'hidden' });
+    // the page's first calls are answered before a test moves on (a later goto would abort them)
+    await page.getByText(/^(Loading|Searching)…$/).first().waitFor({ state: 'hidden' });
     await page.waitForLoadState('networkidle');
   }
 

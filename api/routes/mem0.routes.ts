@@ -126,7 +126,7 @@ export function mem0Routes({
     path: '/v3/memories',
     operationId: 'listMemories',
     summary:
-      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; start_date and end_date bound created_at (a date: its whole UTC day).',
+      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; start_date and end_date bound created_at (a date: its whole UTC day); embedding_status keeps the memories in one indexing state.',
     tag: TAG,
     auth: 'token',
     body: LIST_MEMORIES,
@@ -143,11 +143,12 @@ export function mem0Routes({
     },
     async handler(ctx) {
       const { page, page_size } = ctx.state.query;
-      const { filters, categories, show_expired, start_date, end_date } = ctx.state.body;
+      const { filters, categories, show_expired, start_date, end_date, embedding_status } = ctx.state.body;
       const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size, {
         showExpired: show_expired,
         startDate: start_date,
         endDate: end_date,
+        embeddingStatus: embedding_status,
       });
       // Absolute links on the origin the client called, as mem0's client follows them (Koa's
       // ctx.origin is the Origin request header, absent on most API calls).

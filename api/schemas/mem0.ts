@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORIES } from '../../contracts/memory-categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
-import { AnyObject, QueryDefault } from './common.js';
+import { AnyObject, QueryDefault, StringEnum } from './common.js';
 import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
@@ -96,6 +96,9 @@ export const LIST_MEMORIES = Type.Object(
     categories: Type.Optional(CATEGORY_NAMES),
     start_date: LIST_BOUND('Only memories whose created_at (event time) is at or after this (a date: its start, UTC).'),
     end_date: LIST_BOUND('Only memories whose created_at (event time) is at or before this (a date: through its end, UTC).'),
+    embedding_status: Type.Optional(
+      StringEnum(['pending', 'indexed', 'failed'], { description: 'Only memories in this indexing state (pending until searchable, indexed, or failed).' }),
+    ),
   },
   { additionalProperties: false },
 );

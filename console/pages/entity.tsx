@@ -2,20 +2,22 @@ import { useState } from 'preact/hooks';
 import { api, entityFilter, unwrap, type EntityType } from '../api';
 import { ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
 import { Link, memoryPath, searchPath } from '../router';
+import { MemoryFiltersForm, type MemoryFilters } from './memory-filters';
 
 const PAGE_SIZE = 20;
 
 /** One entity's memories, newest first and paged, with each one's indexing status; and a form to add one. */
 export function EntityPage({ type, id }: { type: EntityType; id: string }) {
   const [page, setPage] = useState(1);
+  const [filters, setFilters] = useState<MemoryFilters>({});
   const { value: list, error, reload } = useLoaded(
     () =>
-      unwrap(api.POST('/v3/memories', { params: { query: { page, page_size: PAGE_SIZE } }, body: { filters: entityFilter(type, id) } })).then((answer) => ({
+      unwrap(api.POST('/v3/memories', { params: { query: { page, page_size: PAGE_SIZE } }, body: { filters: entityFilter(type, id), ...filters } })).then((answer) => ({
         count: answer.count ?? 0,
         results: answer.results ?? [],
       })),
     (loaded) => loaded.results.some((m) => m.embedding_status === 'pending'),
-    [type, id, page],
+    [type, id, page, filters],
   );
 
   const pages = list ? Math.max(1, Math.ceil(list.count / PAGE_SIZE)) : 1;
@@ -28,6 +30,12 @@ export function EntityPage({ type, id }: { type: EntityType; id: string }) {
         <Link href={searchPath(type, id)}>Search this {type}'s memories</Link>
       </p>
       <AddMemory type={type} id={id} onAdded={() => (page === 1 ? reload() : setPage(1))} />
+      <MemoryFiltersForm
+        onApply={(chosen) => {
+          setFilters(chosen);
+          setPage(1);
+        }}
+      />
       <h2>Memories {list ? <span class="muted">({list.count})</span> : null}</h2>
       <ErrorNote error={error} />
       {list === null && error === null ? <Loading /> : null}

@@ -43,6 +43,8 @@ export interface ListOptions {
   startDate?: string;
   /** A date (through its end in UTC) or an ISO-8601 date-time. */
   endDate?: string;
+  /** Only memories in this indexing state. */
+  embeddingStatus?: MemoryRow['embedding_status'];
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -134,7 +136,12 @@ export class Memories {
     const since = options.startDate === undefined ? -Infinity : eventTimeOf(options.startDate);
     const until = options.endDate === undefined ? Infinity : endOf(options.endDate);
     const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter(
-      (row) => shown(row) && Number(row.created_at) >= since && Number(row.created_at) <= until && accept(filterRow(row)),
+      (row) =>
+        shown(row) &&
+        Number(row.created_at) >= since &&
+        Number(row.created_at) <= until &&
+        (options.embeddingStatus === undefined || row.embedding_status === options.embeddingStatus) &&
+        accept(filterRow(row)),
     );
     return { count: rows.length, results: rows.slice((page - 1) * pageSize, page * pageSize).map(memoryView) };
   }
