@@ -139,6 +139,11 @@ export const CITATION = {
     start: { type: 'integer', description: "Offset of the passage in the document's extracted text." },
     end: { type: 'integer' },
     heading: { type: ['string', 'null'], description: 'The heading path of the section (Markdown documents).' },
+    found_by: {
+      type: 'array',
+      items: { type: 'string', enum: ['dense', 'keyword'] },
+      description: "The signals whose candidates held the passage (hybrid: either or both; dense or keyword mode: that one): 'dense' (its vector near the query's), 'keyword' (BM25 on its words).",
+    },
   },
 } as const;
 

@@ -294,7 +294,7 @@ function DeleteDocument({ kb, document, onDeleted }: { kb: string; document: Kno
 
 type Outcome = { hits: KnowledgeHit[] } | { error: unknown };
 
-/** One query in each search mode side by side: a hit in dense or keyword shows which signal finds it. */
+/** One query in each search mode side by side; each hybrid hit shows which signal found it. */
 function SearchPlayground({ kb }: { kb: string }) {
   const [query, setQuery] = useState('');
   const [outcomes, setOutcomes] = useState<Partial<Record<SearchMode, Outcome>> | null>(null);
@@ -310,21 +310,13 @@ function SearchPlayground({ kb }: { kb: string }) {
         .then((outcome) => ask === asked.current && setOutcomes((all) => ({ ...all, [mode]: outcome })));
     }
   }
-  const foundBy = (hit: KnowledgeHit): string => {
-    if (outcomes === null) return '';
-    const inMode = (mode: SearchMode) => {
-      const outcome = outcomes[mode];
-      return outcome !== undefined && 'hits' in outcome && outcome.hits.some((h) => h.chunk_id === hit.chunk_id);
-    };
-    const dense = inMode('dense');
-    const keyword = inMode('keyword');
-    return dense && keyword ? 'dense and keyword' : dense ? 'dense' : keyword ? 'keyword' : 'neither alone';
-  };
+  // the server says which signals' candidates held each hit
+  const foundBy = (hit: KnowledgeHit): string => (hit.found_by ?? []).join(' and ') || 'neither';
   return (
     <section aria-labelledby="kb-search">
       <h2 id="kb-search">Search playground</h2>
       <p class="muted">
-        The query runs hybrid (dense and keyword fused by rank), dense alone and keyword alone; each hybrid hit says which of the two also finds it in its top 5.
+        The query runs hybrid (dense and keyword fused by rank), dense alone and keyword alone; each hybrid hit says which of the two signals found it.
       </p>
       <form class="card" onSubmit={search}>
         <div class="fields">

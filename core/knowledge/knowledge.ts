@@ -111,6 +111,8 @@ export interface Citation {
   start: number;
   end: number;
   heading: string | null;
+  /** The signals whose candidates held the passage: dense (its vector), keyword (BM25), or both. */
+  found_by: Array<'dense' | 'keyword'>;
 }
 
 /** A chunk of a document as the API shows it; `id` is the `chunk_id` of the citations that quote it. */
@@ -416,6 +418,8 @@ export class Knowledge {
     }
     const pool = Math.max(topK * 4, 40);
     const lists: string[][] = [];
+    const foundBy = new Map<string, Array<'dense' | 'keyword'>>();
+    const found = (id: string, signal: 'dense' | 'keyword') => foundBy.set(id, [...(foundBy.get(id) ?? []), signal]);
     const scores = new Map<string, number>();
     // the query is embedded (off the main thread) while the keyword pass runs
     const densePass = mode !== 'keyword' ? this.dense(projectId, bases, input.query, filter, pool) : null;
@@ -425,12 +429,14 @@ export class Knowledge {
     if (densePass) {
       const dense = await densePass;
       lists.push(dense.map((m) => m.id));
+      for (const m of dense) found(m.id, 'dense');
       if (mode === 'dense') for (const m of dense) scores.set(m.id, m.score);
     }
     if (keyword) {
       lists.push(keyword.map((m) => m.chunk.id));
       for (const m of keyword) {
         known.set(m.chunk.id, m.chunk);
+        found(m.chunk.id, 'keyword');
         if (mode === 'keyword') scores.set(m.chunk.id, m.score);
       }
     }
@@ -464,6 +470,7 @@ export class Knowledge {
         start: Number(chunk.start_offset),
         end: Number(chunk.end_offset),
         heading: chunk.heading,
+        found_by: foundBy.get(id) ?? [],
       };
     });
     return rerank === undefined ? { results } : { results, rerank };

@@ -23,6 +23,7 @@ interface Citation {
   start: number;
   end: number;
   heading: string | null;
+  found_by: string[];
 }
 
 const GUIDE = `# Field guide
@@ -147,6 +148,11 @@ describe(`knowledge (${PROFILE})`, function () {
     expect((await search(kb, { query: 'who founded the observatory' }))[0]?.filename).to.equal('history.docx');
     const html0 = (await search(kb, { query: 'café', mode: 'keyword' }))[0];
     expect(html0?.text).to.not.include('alert(1)');
+    // each hit says which signal found it: one in its own mode; in hybrid, words and meaning both find the passage named by both
+    expect(html0?.found_by).to.deep.equal(['keyword']);
+    expect((await search(kb, { query: 'gate code', mode: 'dense' })).every((c) => JSON.stringify(c.found_by) === '["dense"]')).to.equal(true);
+    const gate = (await search(kb, { query: 'gate code' }))[0];
+    expect([gate?.filename, gate?.found_by]).to.deep.equal(['parking.txt', ['dense', 'keyword']]);
 
     // filters use the shared filter language
     const filtered = await search(kb, { query: 'rules', filter: { source_type: 'pdf' } });
