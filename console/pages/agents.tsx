@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, unwrap, type Agent, type AgentChanges, type ChatResponse, type RunDetail, type RunSummary } from '../api';
 import { ErrorNote, Loading, PageTitle, Time, useLoaded } from '../components';
 import { BASE, Link, navigate } from '../router';
+import { AgentParts, CreateAgent, Faults } from './agent-parts';
 import { documentPath } from './knowledge';
 
 // Agents: the list; one agent's definition (edited as JSON, the API's validation shown at the
@@ -25,7 +26,8 @@ export function AgentsPage() {
       <p class="muted">Each agent's rules, guardrails, tools and knowledge; open one to edit it, chat with it and read its runs.</p>
       <ErrorNote error={error} />
       {agents === null && error === null ? <Loading /> : null}
-      {agents !== null && agents.length === 0 ? <p>No agents yet: create them through the API (POST /v1/agents) or a project spec.</p> : null}
+      <CreateAgent onCreated={(created) => navigate(agentPath(created))} />
+      {agents !== null && agents.length === 0 ? <p>No agents yet: create one here, through the API (POST /v1/agents) or a project spec.</p> : null}
       {agents !== null && agents.length > 0 ? (
         <table>
           <caption class="visually-hidden">Agents, newest first</caption>
@@ -83,6 +85,7 @@ export function AgentPage({ name }: { name: string }) {
       ) : (
         <>
           <Definition key={agent.updated_at} agent={agent} onSaved={reload} />
+          <AgentParts agent={agent} onChanged={reload} />
           <Playground agent={agent} onTurn={runs.reload} />
           <Runs name={name} runs={runs.value} error={runs.error} />
         </>
@@ -128,7 +131,7 @@ function Definition({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
       <h2 id="definition">Definition</h2>
       <label for="agent-definition">Definition (JSON)</label>
       <p class="hint" id="agent-definition-hint">
-        Each field sent replaces the stored one whole. Tools, MCP servers and rules have their own routes and are listed below.
+        Each field sent replaces the stored one whole. Tools, MCP servers and rules have their own routes: edit them below.
       </p>
       <textarea
         id="agent-definition"
@@ -141,15 +144,7 @@ function Definition({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
         onInput={(e) => setText(e.currentTarget.value)}
       />
       <ErrorNote error={error} />
-      {faults.length > 0 ? (
-        <ul id="agent-definition-faults" class="faults" aria-label="Fields at fault">
-          {faults.map((f) => (
-            <li key={`${f.path}:${f.message}`}>
-              <code>{f.path || '/'}</code> {f.message}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <Faults id="agent-definition-faults" label="Fields at fault" faults={faults} />
       <div class="actions">
         <button type="submit" disabled={busy || text === original}>
           Save
@@ -161,15 +156,10 @@ function Definition({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
           {saved ? ' Saved.' : ''}
         </span>
       </div>
-      <p class="muted">
-        Tools: {listed([...(agent.tools ?? []).map((t) => t.name ?? ''), ...(agent.mcp_servers ?? []).map((m) => `${m.name ?? ''} (MCP)`)])}. Rules:{' '}
-        {listed((agent.rules ?? []).map((r) => `${r.rule_type ?? ''} when ${r.condition ?? ''}`))}.
-      </p>
     </form>
   );
 }
 
-const listed = (items: string[]) => (items.length > 0 ? items.join('; ') : 'none');
 
 interface Turn {
   message: string;
