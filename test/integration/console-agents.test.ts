@@ -71,6 +71,16 @@ describe('console: editing an agent in a browser', function () {
     expect((await stored()).tools).to.deep.equal([]);
     await page.getByRole('button', { name: 'Cancel' }).click();
 
+    // edited as the API shows it, saved with its PATCH
+    await rules.getByRole('button', { name: /^Edit the rule/ }).click();
+    const editor = rules.getByLabel(/^The rule .* \(JSON\)$/);
+    const rule = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
+    expect(rule).to.include({ rule_type: 'escalation', action: 'A person will take over.', priority: 10 });
+    await editor.fill(JSON.stringify({ ...rule, action: 'Someone will be with you shortly.' }, null, 2));
+    await rules.getByRole('button', { name: 'Save' }).click();
+    await rules.getByText('Someone will be with you shortly.').waitFor();
+    expect((await stored()).rules[0]?.action).to.equal('Someone will be with you shortly.');
+
     // deleted only once confirmed
     await rules.getByRole('button', { name: /^Delete the rule/ }).click();
     await rules.getByRole('button', { name: 'Delete rule for good' }).waitFor();
