@@ -206,7 +206,7 @@ function Parts<T extends { id?: string; updated_at?: string }>({ kind, agent, on
         />
       ) : (
         <button type="button" onClick={() => setAdding(true)}>
-          Add a {kind.one}
+          Add {kind.one === 'MCP server' ? 'an' : 'a'} {kind.one}
         </button>
       )}
     </section>

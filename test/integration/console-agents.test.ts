@@ -36,6 +36,17 @@ describe('console: editing an agent in a browser', function () {
     await page.getByRole('heading', { name: 'New agent' }).waitFor();
     await web.checkPage(visit, 'agents-new');
 
+    // a name the API refuses: its message shown at the name field, nothing created
+    await page.getByLabel('Name').fill('not a name!');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.locator('#new-agent-name-faults').waitFor();
+    expect(await page.getByLabel('Name').getAttribute('aria-invalid')).to.equal('true');
+    expect(visit.faults.length).to.be.within(1, 2);
+    for (const fault of visit.faults) expect(fault).to.match(/400/);
+    visit.faults.length = 0;
+    await web.checkPage(visit, 'agents-new-invalid');
+    expect((await t.http.get('/v1/agents').set('Authorization', auth)).body).to.deep.include({ agents: [] });
+
     await page.getByLabel('Name').fill(agent);
     await page.getByLabel('Instructions (optional)').fill('Greet every guest.');
     await page.getByRole('button', { name: 'Create agent' }).click();
