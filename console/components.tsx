@@ -121,3 +121,30 @@ export function useLoaded<T>(load: () => Promise<T>, again: (value: T) => boolea
   }, [...deps, version]);
   return { value, error, reload: () => setVersion((v) => v + 1) };
 }
+
+/**
+ * A destructive action asked twice: its button, then (in a group named `group`) the question, the
+ * action for good and a way back. `name` is the first button's accessible name when its text
+ * alone does not say what it acts on.
+ */
+export function ConfirmAction({ action, confirm, group, name, question, onConfirm }: { action: string; confirm: string; group: string; name?: string; question?: string; onConfirm: () => void }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class="destructive" aria-label={name} onClick={() => setAsking(true)}>
+        {action}
+      </button>
+    );
+  }
+  return (
+    <span role="group" aria-label={group}>
+      {question ? `${question} ` : null}
+      <button type="button" class="destructive" onClick={onConfirm}>
+        {confirm}
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, unwrap, type Chunk, type KnowledgeBase, type KnowledgeDocument, type KnowledgeHit, type paths } from '../api';
-import { ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
+import { ConfirmAction, ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
 import { BASE, Link, navigate } from '../router';
 
 // Knowledge bases: the list, one base with its documents (uploaded by drop or file input, each
@@ -267,27 +267,13 @@ function Documents({ kb, documents, onDeleted }: { kb: string; documents: Knowle
 
 /** Deleting asks once more, with a second button, before it deletes. */
 function DeleteDocument({ kb, document, onDeleted }: { kb: string; document: KnowledgeDocument; onDeleted: () => void }) {
-  const [asking, setAsking] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const remove = () =>
     unwrap(api.DELETE('/v1/knowledge/{name}/documents/{docId}', { params: { path: { name: kb, docId: document.id ?? '' } } })).then(onDeleted, setError);
   return (
     <>
       <ErrorNote error={error} />
-      {asking ? (
-        <span role="group" aria-label={`Confirm deleting ${document.filename ?? ''}`}>
-          <button type="button" class="destructive" onClick={remove}>
-            Delete for good
-          </button>{' '}
-          <button type="button" onClick={() => setAsking(false)}>
-            Cancel
-          </button>
-        </span>
-      ) : (
-        <button type="button" class="destructive" aria-label={`Delete ${document.filename ?? ''}`} onClick={() => setAsking(true)}>
-          Delete
-        </button>
-      )}
+      <ConfirmAction action="Delete" name={`Delete ${document.filename ?? ''}`} group={`Confirm deleting ${document.filename ?? ''}`} confirm="Delete for good" onConfirm={remove} />
     </>
   );
 }

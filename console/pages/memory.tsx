@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ENTITY_TYPES, unwrap, type Memory } from '../api';
-import { ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
+import { ConfirmAction, ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
 import { entityPath, Link, navigate } from '../router';
 
 /** One memory: its text, metadata, categories and status, every change to it, and editing and deleting it. */
@@ -118,7 +118,6 @@ function EditMemory({ memory, onSaved }: { memory: Memory; onSaved: () => void }
 
 /** Deleting asks once more, with a second button, before it deletes. */
 function DeleteMemory({ id, onDeleted }: { id: string; onDeleted: () => void }) {
-  const [asking, setAsking] = useState(false);
   const [error, setError] = useState<unknown>(null);
   async function remove() {
     try {
@@ -131,21 +130,7 @@ function DeleteMemory({ id, onDeleted }: { id: string; onDeleted: () => void }) 
   return (
     <div class="danger">
       <ErrorNote error={error} />
-      {asking ? (
-        <p role="group" aria-label="Confirm deletion">
-          Delete this memory for good?{' '}
-          <button type="button" class="destructive" onClick={remove}>
-            Delete for good
-          </button>{' '}
-          <button type="button" onClick={() => setAsking(false)}>
-            Cancel
-          </button>
-        </p>
-      ) : (
-        <button type="button" class="destructive" onClick={() => setAsking(true)}>
-          Delete memory
-        </button>
-      )}
+      <ConfirmAction action="Delete memory" group="Confirm deletion" question="Delete this memory for good?" confirm="Delete for good" onConfirm={() => void remove()} />
     </div>
   );
 }

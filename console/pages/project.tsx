@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, signedOut, unwrap, type ApiKey, type CreatedKey, type ProjectSettings, type UsageReport } from '../api';
-import { ErrorNote, Loading, PageTitle, Time, useLoaded, useSubmit } from '../components';
+import { ConfirmAction, ErrorNote, Loading, PageTitle, Time, useLoaded, useSubmit } from '../components';
 import { CopyButton } from '../copy-button';
 
 /** The project: its API keys, its memory embedding model, how to reach it over MCP, its usage. */
@@ -95,7 +95,6 @@ function ApiKeys() {
 
 /** One key; its revocation asks once more, and revoking the key this session uses signs out. */
 function KeyRow({ apiKey, own, onRevoked }: { apiKey: ApiKey; own: boolean; onRevoked: () => void }) {
-  const [asking, setAsking] = useState(false);
   const [error, setError] = useState<unknown>(null);
   async function revoke() {
     try {
@@ -123,21 +122,14 @@ function KeyRow({ apiKey, own, onRevoked }: { apiKey: ApiKey; own: boolean; onRe
       </td>
       <td>
         <ErrorNote error={error} />
-        {asking ? (
-          <span role="group" aria-label={`Confirm revoking ${apiKey.name ?? ''}`}>
-            {own ? 'Revoke the key this session uses, and sign out?' : 'Revoke this key for good?'}{' '}
-            <button type="button" class="destructive" onClick={revoke}>
-              Revoke for good
-            </button>{' '}
-            <button type="button" onClick={() => setAsking(false)}>
-              Cancel
-            </button>
-          </span>
-        ) : (
-          <button type="button" class="destructive" aria-label={`Revoke ${apiKey.name ?? ''}`} onClick={() => setAsking(true)}>
-            Revoke
-          </button>
-        )}
+        <ConfirmAction
+          action="Revoke"
+          name={`Revoke ${apiKey.name ?? ''}`}
+          group={`Confirm revoking ${apiKey.name ?? ''}`}
+          question={own ? 'Revoke the key this session uses, and sign out?' : 'Revoke this key for good?'}
+          confirm="Revoke for good"
+          onConfirm={revoke}
+        />
       </td>
     </tr>
   );
