@@ -3,7 +3,8 @@ import { AdminAccess } from '../core/admin-access.js';
 import { ConsoleAccess } from '../core/console-access.js';
 import { ApiKeys } from '../core/api-keys.js';
 import type { KeyCache } from '../db/key-cache.js';
-import { RecordExtraction } from '../core/extract.js';
+import { RecordExtraction } from '../core/memory/record-extraction.js';
+import { MemoryInference } from '../core/memory/inference.js';
 import { Indexes } from '../core/indexes.js';
 import { MemoryKeywords } from '../core/memory/keyword.js';
 import { MemoryIndexer } from '../core/memory/indexing.js';
@@ -18,13 +19,14 @@ import { ProjectSettingsRepository } from '../db/repositories/project-settings.r
 import { memoryReembedJob } from '../jobs/memory-reembed.job.js';
 import { Reranking } from '../core/reranking.js';
 import { MemoryWrites } from '../core/memory/writes.js';
+import { MemoryWriteEvents } from '../core/memory/events.js';
 import { Webhooks } from '../core/webhooks/webhooks.js';
 import { WebhooksRepository } from '../db/repositories/webhooks.repository.js';
 import { webhookDeliverJob } from '../jobs/webhook-deliver.job.js';
 import { MemoryExports } from '../core/memory/exports.js';
 import { MemoryExportsRepository } from '../db/repositories/memory-exports.repository.js';
 import { memoryExportJob } from '../jobs/memory-export.job.js';
-import { MemoryDecisions } from '../core/memory-decisions.js';
+import { MemoryDecisions } from '../core/memory/decisions.js';
 import { Probes } from '../core/probes.js';
 import { Retention } from '../core/retention.js';
 import { Usage } from '../core/usage.js';
@@ -59,7 +61,8 @@ import { ReconcileRepository } from '../db/repositories/reconcile.repository.js'
 import { envelope } from '../contracts/jobs/catalogue.js';
 import { probeTouchJob } from '../jobs/probe-touch.job.js';
 import { retentionSweepJob } from '../jobs/retention-sweep.job.js';
-import { memoryInferJob, recordExtractJob } from '../jobs/record-extract.job.js';
+import { recordExtractJob } from '../jobs/record-extract.job.js';
+import { memoryInferJob } from '../jobs/memory-infer.job.js';
 import { documentProcessJob, knowledgePurgeJob } from '../jobs/document-process.job.js';
 import { Knowledge } from '../core/knowledge/knowledge.js';
 import { KnowledgeRepository } from '../db/repositories/knowledge.repository.js';
@@ -156,7 +159,10 @@ export class Runtime {
   readonly usage: Usage;
   /** The background work of a project now: queue depths, its pending and failed memories and documents. */
   readonly operations: Operations;
+  /** Typed-record extraction by a model (`record.extract`). */
   readonly extraction: RecordExtraction;
+  /** mem0's add: the facts of a conversation picked and decided by a model (`memory.infer`). */
+  readonly inference: MemoryInference;
   /** The answers of writes sent with an `Idempotency-Key`. */
   readonly idempotency: Idempotency;
   /** Knowledge bases, the document pipeline and retrieval. */
@@ -231,7 +237,9 @@ export class Runtime {
     const { memories, usage } = this.repositories;
     const keywords = new MemoryKeywords(this.repositories.memoryTerms, memoryChanges);
     this.webhooks = new Webhooks(this.repositories.webhooks, { privateHosts: config.toolAllowPrivateHosts, timeoutMs: config.toolTimeoutMs });
-    const writes = new MemoryWrites(memories, outbox, keywords, usage, this.webhooks);
+    const events = new MemoryWriteEvents();
+    events.subscribe(this.webhooks);
+    const writes = new MemoryWrites(memories, outbox, keywords, usage, events);
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
     this.reranking = new Reranking(config.rerankModel !== null ? this.providers.rerankers.get(config.rerankModel) : null, config.rerankTimeoutMs);
@@ -250,7 +258,8 @@ export class Runtime {
     this.memoryExports = new MemoryExports(this.repositories.memoryExports, outbox, this.memories, this.providers.extractors, config.memoryModel);
     // a retry waits on the first request with its key as long as that request waits on its job
     this.idempotency = new Idempotency(this.repositories.idempotencyKeys, { waitMs: config.extractTimeoutMs });
-    this.extraction = new RecordExtraction(this.schemas, this.records, this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions, this.idempotency);
+    this.extraction = new RecordExtraction(this.schemas, this.records, this.providers.extractors, queue, config.extractTimeoutMs);
+    this.inference = new MemoryInference(this.memories, this.providers.extractors, queue, config.extractTimeoutMs, decisions, this.idempotency);
     this.knowledge = new Knowledge(db, this.repositories.knowledge, outbox, this.vectors, this.embedders, this.reranking, configCache);
     this.reconciliation = new Reconciliation(new ReconcileRepository(db), memories, this.memoryIndexer, this.knowledge, this.vectors, queue, this.repositories.projectSettings, {
       graceMs: config.reconcileGraceMs,
@@ -349,7 +358,7 @@ export class Runtime {
       'memory.index': memoryIndexJob(this.memoryIndexer),
       'retention.sweep': retentionSweepJob(this.retention, this.webhooks, this.config.webhookLogDays, this.idempotency),
       'record.extract': recordExtractJob(this.extraction),
-      'memory.infer': memoryInferJob(this.extraction),
+      'memory.infer': memoryInferJob(this.inference),
       'document.process': documentProcessJob(this.knowledge),
       'knowledge.purge': knowledgePurgeJob(this.knowledge),
       'index.reconcile': indexReconcileJob(this.reconciliation),

@@ -1,9 +1,10 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ChatTurns } from '../../core/agents/turn.js';
-import type { RecordExtraction } from '../../core/extract.js';
+import type { RecordExtraction } from '../../core/memory/record-extraction.js';
+import type { MemoryInference } from '../../core/memory/inference.js';
 import type { Indexes } from '../../core/indexes.js';
 import type { Knowledge } from '../../core/knowledge/knowledge.js';
-import { mem0Add } from '../../core/memory/mem0-add.js';
+import { mem0Add } from '../mem0/add-body.js';
 import type { Memories } from '../../core/memory/memories.js';
 import type { Records } from '../../core/memory/records.js';
 import { ENTITY_IDS, type EntityIds } from '../../core/memory/rows.js';
@@ -29,6 +30,7 @@ export interface ToolServices {
   memories: Memories;
   memorySearch: MemorySearch;
   extraction: RecordExtraction;
+  inference: MemoryInference;
   memoryModel: string;
   records: Records;
   knowledge: Knowledge;
@@ -138,7 +140,7 @@ export function cairnTools(s: ToolServices): CairnTool[] {
       hints: WRITES,
       async run(projectId, args) {
         const body = { messages: messagesOf(args), ...ownerOf(args), metadata: args.metadata, infer: args.infer };
-        const added = await s.extraction.addMemories(projectId, mem0Add(body), s.memoryModel);
+        const added = await s.inference.addMemories(projectId, mem0Add(body), s.memoryModel);
         return { results: added.map(shown) };
       },
     }),

@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
-import type { RecordExtraction } from '../../core/extract.js';
+import { mem0AddAnswer, type MemoryInference } from '../../core/memory/inference.js';
 import type { Idempotency, IdempotentAnswer } from '../../core/idempotency.js';
 import type { HistoryView, Memories, MemoryView } from '../../core/memory/memories.js';
 import { withCategories } from '../../core/memory/categories.js';
-import { mem0Add, mem0AddAnswer, mem0Owner } from '../../core/memory/mem0-add.js';
-import { queryFilters } from '../../core/memory/mem0-query-filters.js';
+import { mem0Add, mem0Owner } from '../mem0/add-body.js';
+import { queryFilters } from '../mem0/query-filters.js';
 import { iso } from '../../lib/time.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { IDEMPOTENCY_HEADERS } from '../schemas/common.js';
@@ -38,12 +38,12 @@ function reply(ctx: Context, answer: IdempotentAnswer & { replayed: boolean }): 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
 export function mem0Routes({
   memories,
-  extraction,
+  inference,
   idempotency,
   memoryModel,
 }: {
   memories: Memories;
-  extraction: RecordExtraction;
+  inference: MemoryInference;
   idempotency: Idempotency;
   memoryModel: string;
 }): RouteSpec[] {
@@ -86,7 +86,7 @@ export function mem0Routes({
       const input = mem0Add(ctx.state.body);
       const answer = await idempotency.run(projectId, ctx.state.headers['Idempotency-Key'], 'addMemories', ctx.state.body, async (claim) => ({
         status: 200,
-        body: mem0AddAnswer(await extraction.addMemories(projectId, input, memoryModel, claim)),
+        body: mem0AddAnswer(await inference.addMemories(projectId, input, memoryModel, claim)),
       }));
       reply(ctx, answer);
     },

@@ -1,4 +1,4 @@
-import type { ExtractOutcome, RecordExtraction } from '../../core/extract.js';
+import type { ExtractOutcome, RecordExtraction } from '../../core/memory/record-extraction.js';
 import type { RecordView, Records } from '../../core/memory/records.js';
 import { withCategories } from '../../core/memory/categories.js';
 import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';

@@ -2,7 +2,7 @@ import type { AgentsRepository } from '../../db/repositories/agents.repository.j
 import { badRequest, notFound } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { inSpan, tracingEnabled } from '../../lib/tracing.js';
-import type { RecordExtraction } from '../extract.js';
+import type { RecordExtraction } from '../memory/record-extraction.js';
 import type { Knowledge } from '../knowledge/knowledge.js';
 import type { Secrets } from '../secrets.js';
 import type { Agents, LoadedAgent } from './agents.js';

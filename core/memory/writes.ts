@@ -4,9 +4,9 @@ import type { OutboxTransaction, TransactionalOutbox } from '../../db/transactio
 import { envelope } from '../../contracts/jobs/catalogue.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { utcDay } from '../usage.js';
-import type { Webhooks } from '../webhooks/webhooks.js';
 import type { TermsOf } from '../../db/repositories/memory-terms.repository.js';
 import { MemoryKeywords } from './keyword.js';
+import type { MemoryWriteEvents } from './events.js';
 
 /** What an update writes: the content, and optionally the event time and expiration date. */
 export type MemoryChange = Pick<MemoryRow, 'record' | 'memory' | 'metadata'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>;
@@ -15,8 +15,8 @@ export type MemoryChange = Pick<MemoryRow, 'record' | 'memory' | 'metadata'> & P
  * How typed records and free-form memories are written. The row is the source of truth and
  * commits with its history entry, its keyword index and an outbox entry: the `memory.index` job
  * then derives the vector (see `MemoryIndexer`). A change bumps the row's revision and queues
- * the job again; a delete queues it to remove the vector. Each change also records its mem0
- * webhook deliveries (memory_add, memory_update, memory_delete) in the same transaction.
+ * the job again; a delete queues it to remove the vector. Each change is told to the memory-write
+ * event seam (`MemoryWriteEvents`: the webhooks, the entity index) in the same transaction.
  */
 export class MemoryWrites {
   constructor(
@@ -24,7 +24,7 @@ export class MemoryWrites {
     private readonly outbox: TransactionalOutbox,
     private readonly keywords: MemoryKeywords,
     private readonly usage: UsageRepository,
-    private readonly webhooks: Webhooks,
+    private readonly events: MemoryWriteEvents,
   ) {}
 
   /**
@@ -52,7 +52,7 @@ export class MemoryWrites {
     );
     for (const row of rows) await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
     await this.keywords.write(tx.trx, rows, true, terms);
-    await this.webhooks.record(tx, first.project_id, 'memory_add', rows.map((row) => ({ row })));
+    await this.events.emit(tx, { kind: 'added', projectId: first.project_id, rows });
   }
 
   /**
@@ -69,7 +69,7 @@ export class MemoryWrites {
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
     const written = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
-    await this.webhooks.record(tx, row.project_id, 'memory_update', [{ row: written, previous: row.memory }]);
+    await this.events.emit(tx, { kind: 'updated', projectId: row.project_id, row: written, previous: row });
     return written;
   }
 
@@ -79,7 +79,7 @@ export class MemoryWrites {
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
-    await this.webhooks.record(tx, row.project_id, 'memory_delete', [{ row }]);
+    await this.events.emit(tx, { kind: 'deleted', projectId: row.project_id, rows: [row] });
     return true;
   }
 

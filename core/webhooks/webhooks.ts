@@ -3,6 +3,7 @@ import { request } from 'undici';
 import type { MemoryRow } from '../../db/repositories/memories.repository.js';
 import type { WebhookDeliveryRow, WebhookRow, WebhooksRepository } from '../../db/repositories/webhooks.repository.js';
 import type { OutboxTransaction } from '../../db/transactional-outbox.js';
+import type { MemoryWriteEvent, MemoryWriteSubscriber } from '../memory/events.js';
 import { envelope } from '../../contracts/jobs/catalogue.js';
 import type { JobContext } from '../../contracts/jobs/handlers.js';
 import type { PrivateHostAllowance } from '../../lib/config.js';
@@ -83,7 +84,7 @@ export interface WebhookOptions {
  * the webhook's secret, and the queue retries it with backoff while the receiver fails. URLs are
  * held to the agents' tools' address rules when saved and again on every send.
  */
-export class Webhooks {
+export class Webhooks implements MemoryWriteSubscriber {
   /** The agents' tools' address rule, and the dispatcher deliveries are sent with (the rule checked on every DNS answer). */
   private readonly outbound: Outbound;
   /** Webhooks read per transaction and project (`hooksOf`), gone with the transaction. */
@@ -175,6 +176,13 @@ export class Webhooks {
       read.set(projectId, hooks);
     }
     return hooks;
+  }
+
+  /** mem0's webhook events for each memory write, recorded in its transaction (the memory-write event seam). */
+  async onMemoryWrite(tx: OutboxTransaction, event: MemoryWriteEvent): Promise<void> {
+    if (event.kind === 'added') await this.record(tx, event.projectId, 'memory_add', event.rows.map((row) => ({ row })));
+    else if (event.kind === 'updated') await this.record(tx, event.projectId, 'memory_update', [{ row: event.row, previous: event.previous.memory }]);
+    else await this.record(tx, event.projectId, 'memory_delete', event.rows.map((row) => ({ row })));
   }
 
   /**

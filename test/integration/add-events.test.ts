@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Extractor } from '../../providers/extractor.js';
 import type { MemoryView } from '../../core/memory/memories.js';
-import { MemoryDecisions } from '../../core/memory-decisions.js';
+import { MemoryDecisions } from '../../core/memory/decisions.js';
 import { createLogger } from '../../lib/logger.js';
 import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { mem0Client } from '../mem0-client.js';

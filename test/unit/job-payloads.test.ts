@@ -5,8 +5,8 @@ import { JOB_NAMES, JOBS, type JobEnvelope, type JobName, type JobOf } from '../
 import { PoisonJobError, runJob, type JobHandlers } from '../../contracts/jobs/handlers.js';
 import type { QueueDriver } from '../../contracts/jobs/queue.js';
 import { MAX_CATEGORY_DESCRIPTION, MAX_CATEGORY_NAME } from '../../contracts/memory-categories.js';
-import { RecordExtraction } from '../../core/extract.js';
-import { mem0Add } from '../../core/memory/mem0-add.js';
+import { MemoryInference } from '../../core/memory/inference.js';
+import { mem0Add } from '../../api/mem0/add-body.js';
 import { createLogger } from '../../lib/logger.js';
 import { ajv } from '../../lib/validation.js';
 import type { Extractors } from '../../providers/registry.js';
@@ -108,8 +108,8 @@ describe('job payloads', () => {
     } as unknown as QueueDriver;
     const extractors = { validate: (model: string) => model } as unknown as Extractors;
     const none = undefined as never;
-    const extraction = new RecordExtraction(none, none, none, extractors, queue, 1_000, none, none);
-    await extraction.addMemories('p1', mem0Add(body), 'local', { projectId: 'p1', key, requestId: 'r1' });
+    const inference = new MemoryInference(none, extractors, queue, 1_000, none, none);
+    await inference.addMemories('p1', mem0Add(body), 'local', { projectId: 'p1', key, requestId: 'r1' });
 
     // the add reached the job with every bound it was sent at
     const payload = queued?.payload as JobOf<'memory.infer'>;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eventTimeOf, shownMemories } from '../../core/memory/expiry.js';
-import { queryFilters } from '../../core/memory/mem0-query-filters.js';
+import { queryFilters } from '../../api/mem0/query-filters.js';
 import { loadConfig } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 

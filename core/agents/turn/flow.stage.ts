@@ -1,4 +1,4 @@
-import type { RecordExtraction } from '../../extract.js';
+import type { RecordExtraction } from '../../memory/record-extraction.js';
 import type { Knowledge } from '../../knowledge/knowledge.js';
 import { FLOW_LIMITS, type FlowNode } from '../agents.js';
 import { compileCondition, compileValue } from '../conditions.js';

@@ -1,10 +1,8 @@
 import { badRequest } from '../../lib/errors.js';
-import { iso } from '../../lib/time.js';
-import type { AddedMemory } from '../memory-decisions.js';
-import { parseCustomCategories } from './categories.js';
-import { readExportSchema } from './export-schema.js';
-import type { AddMemoriesInput } from './memories.js';
-import { ENTITY_IDS, type EntityIds } from './rows.js';
+import { parseCustomCategories } from '../../core/memory/categories.js';
+import { readExportSchema } from '../../core/memory/export-schema.js';
+import type { AddMemoriesInput } from '../../core/memory/memories.js';
+import { ENTITY_IDS, type EntityIds } from '../../core/memory/rows.js';
 
 /** A mem0 add as its clients send it: `AddMemoriesInput`, the entity ids perhaps under `filters`, and mem0's add options. */
 export type Mem0AddBody = AddMemoriesInput & { filters?: EntityIds } & Record<string, unknown>;
@@ -45,9 +43,4 @@ export function mem0Owner(top: EntityIds, filters: EntityIds): EntityIds {
     if (value !== undefined) owner[key] = value;
   }
   return owner;
-}
-
-/** The body a mem0 add answers (200): the memories it touched, their times as ISO 8601. */
-export function mem0AddAnswer(added: AddedMemory[]): { results: Array<Record<string, unknown>> } {
-  return { results: added.map((m) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) })) };
 }

@@ -1,10 +1,10 @@
-import { AppError } from '../lib/errors.js';
-import type { Logger } from '../lib/logger.js';
-import { cosine } from './ranking.js';
-import { DEFAULT_EMBED_MODEL, type Embedders } from '../providers/registry.js';
-import type { Decision, Extractor, FactCandidates, MemoryEvent } from '../providers/extractor.js';
-import type { Memories, MemoryView, RelatedMemory } from './memory/memories.js';
-import { requireEntity, type MemoryOwner } from './memory/rows.js';
+import { AppError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logger.js';
+import { cosine } from '../ranking.js';
+import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
+import type { Decision, Extractor, FactCandidates, MemoryEvent } from '../../providers/extractor.js';
+import type { Memories, MemoryView, RelatedMemory } from './memories.js';
+import { requireEntity, type MemoryOwner } from './rows.js';
 
 /** A memory as mem0's add answers it: with what the add did to it. */
 export interface AddedMemory extends MemoryView {

@@ -1,5 +1,5 @@
 import { badRequest } from '../../lib/errors.js';
-import { ENTITY_IDS, type EntityIds } from './rows.js';
+import { ENTITY_IDS, type EntityIds } from '../../core/memory/rows.js';
 
 /**
  * The entity ids of a `filters` query parameter, as mem0's delete_all sends it. Its Python client
