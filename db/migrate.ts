@@ -29,6 +29,7 @@ import * as agentMcpServers from './migrations/0027_agent_mcp_servers.js';
 import * as projectSettings from './migrations/0028_project_settings.js';
 import * as adminSignOuts from './migrations/0029_admin_sign_outs.js';
 import * as idempotencyKeys from './migrations/0030_idempotency_keys.js';
+import * as memoryValidity from './migrations/0031_memory_validity.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -62,6 +63,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0028_project_settings', projectSettings],
   ['0029_admin_sign_outs', adminSignOuts],
   ['0030_idempotency_keys', idempotencyKeys],
+  ['0031_memory_validity', memoryValidity],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -6,6 +6,8 @@ import { withCategories } from '../../core/memory/categories.js';
 import { mem0Add, mem0Owner } from '../mem0/add-body.js';
 import { queryFilters } from '../mem0/query-filters.js';
 import { iso } from '../../lib/time.js';
+import { eventTimeOf } from '../../core/memory/expiry.js';
+import { showValidity } from '../../core/memory/validity.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { IDEMPOTENCY_HEADERS } from '../schemas/common.js';
 import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
@@ -15,7 +17,7 @@ import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, HISTO
 
 const TAG = 'Memories (mem0 compatible)';
 
-const show = (m: MemoryView) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) });
+const show = (m: MemoryView) => ({ ...m, ...showValidity(m), created_at: iso(m.created_at), updated_at: iso(m.updated_at) });
 const showHistory = (h: HistoryView) => ({ ...h, created_at: iso(h.created_at), updated_at: iso(h.updated_at) });
 const notFound = { 404: { description: 'No such memory in this project', schema: ERROR_SCHEMA } };
 const invalid = { 400: { description: 'Invalid input', schema: ERROR_SCHEMA } };
@@ -126,7 +128,7 @@ export function mem0Routes({
     path: '/v3/memories',
     operationId: 'listMemories',
     summary:
-      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; start_date and end_date bound created_at (a date: its whole UTC day); embedding_status keeps the memories in one indexing state.',
+      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; the facts valid now are listed, or those valid at as_of, or (include_superseded) every version; start_date and end_date bound created_at (a date: its whole UTC day); embedding_status keeps the memories in one indexing state.',
     tag: TAG,
     auth: 'token',
     body: LIST_MEMORIES,
@@ -143,12 +145,13 @@ export function mem0Routes({
     },
     async handler(ctx) {
       const { page, page_size } = ctx.state.query;
-      const { filters, categories, show_expired, start_date, end_date, embedding_status } = ctx.state.body;
+      const { filters, categories, show_expired, start_date, end_date, embedding_status, as_of, include_superseded } = ctx.state.body;
       const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size, {
         showExpired: show_expired,
         startDate: start_date,
         endDate: end_date,
         embeddingStatus: embedding_status,
+        validity: { asOf: as_of === undefined ? undefined : eventTimeOf(as_of), includeSuperseded: include_superseded },
       });
       // Absolute links on the origin the client called, as mem0's client follows them (Koa's
       // ctx.origin is the Origin request header, absent on most API calls).
@@ -209,12 +212,26 @@ export function mem0Routes({
     },
   });
 
+  const versions = route({
+    method: 'get',
+    path: '/v1/memories/:id/versions',
+    operationId: 'memoryVersions',
+    summary:
+      "A memory's chain of versions, the current text first, then each text an update superseded, the latest first, with the time each held (valid_from, valid_to; superseded_by names the memory). The id of any version gives its memory's chain.",
+    tag: TAG,
+    auth: 'token',
+    responses: { 200: { description: 'The versions', schema: { type: 'array', items: MEMORY_VIEW } }, ...notFound },
+    async handler(ctx) {
+      ctx.body = (await memories.versions(ctx.state.principal.projectId, String(ctx.params.id))).map(show);
+    },
+  });
+
   const remove = route({
     method: 'delete',
     path: '/v1/memories/:id',
     operationId: 'deleteMemory',
     summary:
-      'Delete a memory (a typed record included) and its vector. delete_linked is accepted: an update rewrites a memory in place, so there are no older memories linked to it to delete.',
+      'Delete a memory (a typed record included) and its vector, with the texts its updates superseded (its versions). delete_linked is accepted; the versions always go with the memory.',
     tag: TAG,
     auth: 'token',
     query: DELETE_MEMORY,
@@ -242,5 +259,5 @@ export function mem0Routes({
     },
   });
 
-  return [add, addMany, list, get, update, history, remove, removeAll];
+  return [add, addMany, list, get, update, history, versions, remove, removeAll];
 }

@@ -3,6 +3,7 @@ import type { RecordView, Records } from '../../core/memory/records.js';
 import { withCategories } from '../../core/memory/categories.js';
 import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';
 import { iso } from '../../lib/time.js';
+import { showValidity } from '../../core/memory/validity.js';
 import { searchAnswer } from '../search-answer.js';
 import { RERANK_REPORT } from '../schemas/knowledge.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
@@ -11,7 +12,7 @@ import { EXTRACT_RECORD, LIST_RECORDS, PATCH_RECORD, RECORD_VIEW, SEARCH_MEMORIE
 const TAG = 'Typed memory';
 
 const showRecord = (r: RecordView) => ({ ...r, created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
-const showResult = (r: MemorySearchResult) => ({ ...r, created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
+const showResult = (r: MemorySearchResult) => ({ ...r, ...showValidity(r), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
 
 const errors = {
   400: { description: 'Invalid input, or a record that fails its schema', schema: ERROR_SCHEMA },
@@ -119,7 +120,7 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     path: '/v3/memories/search',
     operationId: 'searchMemories',
     summary:
-      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. categories keeps memories in any of the named categories. top_k and threshold (the least cosine similarity) bound the results, fields keeps only the named fields of each (id always). rerank reorders the best max(4 × top_k, 40) with the server's reranker (RERANK_MODEL) when it has one; the answer's rerank says whether its order was used (a reranker that fails or is late leaves the search's own). keyword_search and latest_only are accepted for mem0's clients and not used.",
+      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. categories keeps memories in any of the named categories. top_k and threshold (the least cosine similarity) bound the results, fields keeps only the named fields of each (id always). rerank reorders the best max(4 × top_k, 40) with the server's reranker (RERANK_MODEL) when it has one; the answer's rerank says whether its order was used (a reranker that fails or is late leaves the search's own). Results are the facts valid now: as_of (a time) finds what was true then, include_superseded adds the texts updates superseded (each after its successor) and the memories add decisions ended; each result carries valid_from, valid_to and superseded_by. keyword_search and latest_only are accepted for mem0's clients and not used.",
     tag: TAG,
     auth: 'token',
     body: SEARCH_MEMORIES,
@@ -133,8 +134,8 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     },
     async handler(ctx) {
       // keyword_search, latest_only and output_format are accepted and not used
-      const { query, filters, top_k, threshold, mode, show_expired, fields, categories, rerank } = ctx.state.body;
-      const input = { query, filters: withCategories(filters, categories), top_k, threshold, mode, show_expired, rerank };
+      const { query, filters, top_k, threshold, mode, show_expired, fields, categories, rerank, as_of, include_superseded } = ctx.state.body;
+      const input = { query, filters: withCategories(filters, categories), top_k, threshold, mode, show_expired, rerank, as_of, include_superseded };
       const found = await memorySearch.searchReported(ctx.state.principal.projectId, input);
       const results = found.results.map(showResult);
       const shown = fields ? results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'id' || (fields as string[]).includes(k)))) : results;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORIES } from '../../contracts/memory-categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
 import { AnyObject, QueryDefault, StringEnum } from './common.js';
-import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED } from './records.js';
+import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED, VALIDITY, VALIDITY_VIEW } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
 const MAX_PAGE = 1_000_000;
@@ -93,6 +93,7 @@ export const LIST_MEMORIES = Type.Object(
   {
     filters: AnyObject(),
     show_expired: SHOW_EXPIRED,
+    ...VALIDITY,
     categories: Type.Optional(CATEGORY_NAMES),
     start_date: LIST_BOUND('Only memories whose created_at (event time) is at or after this (a date: its start, UTC).'),
     end_date: LIST_BOUND('Only memories whose created_at (event time) is at or before this (a date: through its end, UTC).'),
@@ -131,7 +132,7 @@ export const UPDATE_MEMORY = Type.Object(
 export const DELETE_MEMORY = Type.Object(
   {
     delete_linked: Type.Optional(
-      Type.Boolean({ description: 'Accepted: an update rewrites a memory in place (same id), so no older memories are linked to it; the memory alone is deleted.' }),
+      Type.Boolean({ description: 'Accepted: a memory is always deleted with the texts its updates superseded (GET /v1/memories/{id}/versions).' }),
     ),
   },
   { additionalProperties: false },
@@ -169,6 +170,7 @@ export const MEMORY_VIEW = {
     feedback_reason: { type: ['string', 'null'] },
     structured_data: { type: ['object', 'null'], description: "The values the add's structured_data_schema asked for (each null when not stated); null when it named none" },
     expiration_date: { type: ['string', 'null'], format: 'date', description: 'The last day (UTC) lists and search show the memory; null: never expires' },
+    ...VALIDITY_VIEW,
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },

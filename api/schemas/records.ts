@@ -60,10 +60,26 @@ export const EXTRACT_RECORD = Type.Object(
 );
 
 /** The fields a memory-search result has, which `fields` may pick from. */
-export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'categories', 'expiration_date', 'created_at', 'updated_at', 'score'] as const;
+export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 'categories', 'expiration_date', 'valid_from', 'valid_to', 'superseded_by', 'created_at', 'updated_at', 'score'] as const;
 
 /** mem0's `show_expired` (get_all and search). */
 export const SHOW_EXPIRED = Type.Optional(Type.Boolean({ default: false, description: 'Also return memories past their expiration_date.' }));
+
+/** Which facts a read sees: valid now (the default), valid at a time, or every version. */
+export const VALIDITY = {
+  as_of: Type.Optional(
+    Type.Union([Type.Number({ minimum: 0, maximum: 253_402_300_799 }), Type.String({ format: 'date' }), Type.String({ format: 'iso-date-time' })], {
+      description:
+        'What was true at this time (unix seconds or ISO 8601, UTC when no zone is given): the memories valid then — created (event time) at or before it and not yet superseded or ended — instead of those valid now.',
+    }),
+  ),
+  include_superseded: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: 'Also the texts updates superseded and the memories decisions ended, each with its valid_from, valid_to and superseded_by; a superseded text comes after the memory that superseded it.',
+    }),
+  ),
+};
 
 /** `POST /v3/memories/search`. */
 export const SEARCH_MEMORIES = Type.Object(
@@ -94,8 +110,9 @@ export const SEARCH_MEMORIES = Type.Object(
     ),
     categories: Type.Optional(CATEGORY_NAMES),
     keyword_search: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: keyword search is part of the hybrid mode (the default); mode: keyword ranks by it alone." })),
-    latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: an update rewrites a memory in place, so every result is its latest version." })),
+    latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: results are the facts valid now unless as_of or include_superseded ask for others." })),
     show_expired: SHOW_EXPIRED,
+    ...VALIDITY,
     fields: Type.Optional(
       Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
         minItems: 1,
@@ -108,6 +125,13 @@ export const SEARCH_MEMORIES = Type.Object(
 );
 
 // Responses
+
+/** A memory's validity as views show it. */
+export const VALIDITY_VIEW = {
+  valid_from: { type: 'string', format: 'date-time', description: 'From when (event time) what it says holds: its created_at, or the time of the update that gave it this text' },
+  valid_to: { type: ['string', 'null'], format: 'date-time', description: 'Until when it held (an update superseded it, or an add decided it no longer holds); null while it holds' },
+  superseded_by: { type: ['string', 'null'], description: 'On a superseded text: the id of the memory that holds the newer one' },
+} as const;
 
 /** A typed record as the API shows it. */
 export const RECORD_VIEW = {
@@ -136,6 +160,7 @@ export const SEARCH_RESULT = {
     metadata: { type: 'object', description: 'Your metadata, plus schema, schema_version, record_id and record for typed records.' },
     categories: { type: 'array', items: { type: 'string' }, description: 'The categories the memory was given when it was indexed.' },
     expiration_date: { type: ['string', 'null'], format: 'date' },
+    ...VALIDITY_VIEW,
     created_at: { type: 'string', format: 'date-time' },
     score: { type: 'number' },
   },

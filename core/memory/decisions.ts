@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import { nowMs } from '../../lib/time.js';
 import type { Logger } from '../../lib/logger.js';
 import { cosine } from '../ranking.js';
 import { DEFAULT_EMBED_MODEL, type Embedders } from '../../providers/registry.js';
@@ -12,6 +13,9 @@ export interface AddedMemory extends MemoryView {
   /** For UPDATE: the memory's text before (mem0's field). */
   previous_memory?: string;
 }
+
+/** A fact that asks to forget something ("Please forget that I play tennis"): the user's own delete, not a change of what is true. */
+const FORGET = /^\s*(?:please,?\s+)?forget\b/i;
 
 /** How many of the entity's memories each fact is compared with (mem0's number). */
 const CANDIDATES = 5;
@@ -89,7 +93,7 @@ export class MemoryDecisions {
       } else if (decision.event === 'UPDATE' && target?.memory.toLowerCase() === decision.text.toLowerCase()) {
         report({ ...view(target), event: 'NOOP' });
       } else {
-        const written = target ? await this.change(projectId, target, decision.event === 'UPDATE' ? decision.text : null, owner.expiration_date) : null;
+        const written = target ? await this.change(projectId, target, decision.event === 'UPDATE' ? decision.text : null, owner.expiration_date, eventTime, FORGET.test(facts[at] ?? '')) : null;
         if (written) report(written);
         else adds.push({ at, text: facts[at] as string });
       }
@@ -105,16 +109,26 @@ export class MemoryDecisions {
   }
 
   /**
-   * Rewrites (`text`, and the add's expiration date when it gave one) or deletes (null) a memory
-   * if it is still at the revision the decision read; null when it changed or went meanwhile.
+   * Supersedes a memory's text with `text` (and the add's expiration date when it gave one), or ends
+   * its validity (null), from the add's event time (default now), if it is still at the revision the
+   * decision read; null when it changed or went meanwhile. The text it had stays as a version. A
+   * user's request to forget (`forget`) deletes the memory instead, as their own delete would.
    */
-  private async change(projectId: string, target: RelatedMemory, text: string | null, expiration: string | null | undefined): Promise<AddedMemory | null> {
+  private async change(
+    projectId: string,
+    target: RelatedMemory,
+    text: string | null,
+    expiration: string | null | undefined,
+    at: number | undefined,
+    forget: boolean,
+  ): Promise<AddedMemory | null> {
     try {
-      if (text === null) {
+      if (text === null && forget) {
         await this.memories.delete(projectId, target.id, target.revision);
         return { ...view(target), event: 'DELETE' };
       }
-      const updated = await this.memories.update(projectId, target.id, expiration === undefined ? { text } : { text, expiration_date: expiration }, target.revision);
+      if (text === null) return { ...(await this.memories.end(projectId, target.id, target.revision, at)), event: 'DELETE' };
+      const updated = await this.memories.update(projectId, target.id, expiration === undefined ? { text } : { text, expiration_date: expiration }, target.revision, at ?? nowMs());
       return { ...updated, event: 'UPDATE', previous_memory: target.memory };
     } catch (err) {
       if (err instanceof AppError && (err.status === 404 || err.status === 409)) return null;

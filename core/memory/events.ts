@@ -6,12 +6,18 @@ import type { OutboxTransaction } from '../../db/transactional-outbox.js';
  * a subscriber writes commits or rolls back with the memory, as the outbox's jobs do.
  * - `added`: new memories (one add, a batch, a typed record).
  * - `updated`: a memory's new content (`row`), with its text before.
- * - `deleted`: memories gone for good (a user's delete, retention).
+ * - `superseded`: the text an update replaced, kept as a version of its own (`by`: the memory).
+ * - `ended`: a memory whose validity a decision ended (it stays, readable as of a time).
+ * - `deleted`: memories gone for good (a user's delete, retention), each followed by a
+ *   `forgotten` for every superseded version deleted with it (or past the versions kept).
  */
 export type MemoryWriteEvent =
   | { kind: 'added'; projectId: string; rows: MemoryRow[] }
   | { kind: 'updated'; projectId: string; row: MemoryRow; previous: MemoryRow }
-  | { kind: 'deleted'; projectId: string; rows: MemoryRow[] };
+  | { kind: 'superseded'; projectId: string; version: MemoryRow; by: string }
+  | { kind: 'ended'; projectId: string; row: MemoryRow }
+  | { kind: 'deleted'; projectId: string; rows: MemoryRow[] }
+  | { kind: 'forgotten'; projectId: string; version: MemoryRow };
 
 /** Something that reacts to memory writes in their transaction (the webhooks, the entity index). */
 export interface MemoryWriteSubscriber {

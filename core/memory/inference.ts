@@ -11,6 +11,7 @@ import type { AddMemoriesInput, Memories } from './memories.js';
 import { ENTITY_IDS, requireEntity, type MemoryOwner } from './rows.js';
 import type { AddedMemory, MemoryDecisions } from './decisions.js';
 import { askModel, clientError } from './model-job.js';
+import { showValidity } from './validity.js';
 
 /**
  * Memory inference, mem0's add: the API side queues a `memory.infer` job and waits for its answer
@@ -109,5 +110,5 @@ export class MemoryInference {
 
 /** The body a mem0 add answers (200): the memories it touched, their times as ISO 8601. */
 export function mem0AddAnswer(added: AddedMemory[]): { results: Array<Record<string, unknown>> } {
-  return { results: added.map((m) => ({ ...m, created_at: iso(m.created_at), updated_at: iso(m.updated_at) })) };
+  return { results: added.map((m) => ({ ...m, ...showValidity(m), created_at: iso(m.created_at), updated_at: iso(m.updated_at) })) };
 }

@@ -12,6 +12,7 @@ import { utcDay } from '../usage.js';
 
 export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
 import type { MemoryWrites } from './writes.js';
+import { validIn, type ValidityView } from './validity.js';
 
 /** mem0's `POST /v3/memories/add/`: messages in, memories out. */
 export interface AddMemoriesInput extends MemoryOwner {
@@ -45,6 +46,8 @@ export interface ListOptions {
   endDate?: string;
   /** Only memories in this indexing state. */
   embeddingStatus?: MemoryRow['embedding_status'];
+  /** The facts valid at this time (epoch ms) instead of now; or every version (`includeSuperseded`). */
+  validity?: ValidityView;
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -133,11 +136,13 @@ export class Memories {
     // SQL narrows to the pinned entity; the predicate applies the rest of the filter exactly.
     const accept = toPredicate(filter);
     const shown = shownMemories(options.showExpired);
+    const valid = validIn(options.validity);
     const since = options.startDate === undefined ? -Infinity : eventTimeOf(options.startDate);
     const until = options.endDate === undefined ? Infinity : endOf(options.endDate);
     const rows = (await this.rows.list(projectId, pinned, 100_000, 0)).filter(
       (row) =>
         shown(row) &&
+        valid(row) &&
         Number(row.created_at) >= since &&
         Number(row.created_at) <= until &&
         (options.embeddingStatus === undefined || row.embedding_status === options.embeddingStatus) &&
@@ -155,15 +160,18 @@ export class Memories {
    * expiration date (null clears it) for a memory; any of them makes a new revision. A typed
    * record's text is derived from its values, so its text is changed through PATCH /v1/records
    * instead; the rest may change here. With `revision`, only that revision is changed (409
-   * `memory_changed` otherwise).
+   * `memory_changed` otherwise). A new text supersedes the old one from `at` (event time: the
+   * update's `timestamp`, default now), which stays as a version of its own (see `validity.ts`).
+   * A superseded version cannot be changed (409 `memory_superseded`).
    */
-  async update(projectId: string, id: string, input: MemoryUpdate, revision?: number): Promise<MemoryView> {
+  async update(projectId: string, id: string, input: MemoryUpdate, revision?: number, at?: number): Promise<MemoryView> {
     const row = await this.row(projectId, id);
     if (input.text !== undefined && row.schema_name) {
       throw badRequest('typed_record', `Memory "${id}" is a ${row.schema_name} record; change its values with PATCH /v1/records/${row.schema_name}/${id}.`);
     }
     const memory = input.text?.trim() ?? row.memory;
     if (memory === '') throw badRequest('validation_failed', 'text must not be empty.');
+    if (row.superseded_by) throw conflict(`Memory "${id}" is a version that "${row.superseded_by}" superseded; change that memory instead.`, 'memory_superseded');
     if (input.metadata !== undefined) checkMetadataSize(input.metadata, `memory "${id}"`);
     const change = {
       record: row.record,
@@ -173,14 +181,41 @@ export class Memories {
       expiration_date: input.expiration_date === undefined ? (row.expiration_date ?? null) : input.expiration_date,
     };
     const updated = await this.writes.transaction((tx) =>
-      this.writes.update(tx, row, revision ?? row.revision, change, () =>
-        conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed'),
+      this.writes.update(
+        tx,
+        row,
+        revision ?? row.revision,
+        change,
+        () => conflict(`Memory "${id}" changed while this update was applied; read it again and retry.`, 'memory_changed'),
+        at ?? (input.timestamp === undefined ? undefined : change.created_at),
       ),
     );
     return memoryView(updated);
   }
 
-  /** Deletes a memory; with `revision`, only that revision of it (409 `memory_changed` otherwise). */
+  /**
+   * Ends a memory's validity at `at` (event time, default now) — what a DELETE decided by an add
+   * does: the memory stays, hidden from reads of what is valid now, found with `as_of` before `at`.
+   * Only at `revision` (409 `memory_changed` otherwise).
+   */
+  async end(projectId: string, id: string, revision: number, at: number = nowMs()): Promise<MemoryView> {
+    const row = await this.row(projectId, id);
+    const changed = () => conflict(`Memory "${id}" changed before its validity could be ended; read it again and retry.`, 'memory_changed');
+    if (row.revision !== revision || row.valid_to != null) throw changed();
+    return memoryView(await this.writes.transaction((tx) => this.writes.end(tx, row, revision, at, changed)));
+  }
+
+  /**
+   * A memory's versions, the current text first: the memory itself, then the texts updates
+   * superseded, the latest first, each with its validity. A version's id gives its memory's chain.
+   */
+  async versions(projectId: string, id: string): Promise<MemoryView[]> {
+    const row = await this.row(projectId, id);
+    const head = row.superseded_by ? await this.row(projectId, row.superseded_by).catch(() => row) : row;
+    return [head, ...(await this.rows.versionsOf(projectId, head.id))].map(memoryView);
+  }
+
+  /** Deletes a memory with its superseded versions; with `revision`, only that revision of it (409 `memory_changed` otherwise). */
   async delete(projectId: string, id: string, revision?: number): Promise<void> {
     const row = await this.row(projectId, id);
     if (revision !== undefined && row.revision !== revision) throw conflict(`Memory "${id}" changed before it could be deleted; read it again and retry.`, 'memory_changed');
@@ -256,7 +291,8 @@ export class Memories {
     const pins = Object.fromEntries(ENTITY_IDS.filter((k) => owner[k] !== undefined).map((k) => [k, owner[k]])) as MemoryListFilter;
     const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
     const shown = shownMemories(false);
-    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed' && shown(r));
+    const current = validIn();
+    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed' && shown(r) && current(r));
     const hits = await Promise.all(facts.map((query) => this.memorySearch.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
     const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
     return hits.map((matches) => {

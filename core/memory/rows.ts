@@ -6,6 +6,7 @@ import { newId, nowMs } from '../../lib/time.js';
 import type { Embedders } from '../../providers/registry.js';
 import { modelCollection } from '../model-collection.js';
 import { rowCategories, type Category } from './categories.js';
+import { validFrom } from './validity.js';
 
 /** Entity ids a memory may carry; memory search needs at least one of them. */
 export const ENTITY_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
@@ -111,6 +112,12 @@ export interface MemoryFields {
   categories: string[];
   /** The last day ('YYYY-MM-DD', UTC) lists and search show the memory; null: never expires. */
   expiration_date: string | null;
+  /** From when (event time) what it says holds: its created_at, or the time of the update that gave it this text. */
+  valid_from: number;
+  /** Until when it held; null while it still holds (see `validity.ts`). */
+  valid_to: number | null;
+  /** On a superseded version: the id of the memory that holds the newer text; null otherwise. */
+  superseded_by: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -136,6 +143,9 @@ export function memoryFields(row: MemoryRow): MemoryFields {
     metadata,
     categories: rowCategories(row.categories),
     expiration_date: row.expiration_date ?? null,
+    valid_from: validFrom(row),
+    valid_to: row.valid_to == null ? null : Number(row.valid_to),
+    superseded_by: row.superseded_by ?? null,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

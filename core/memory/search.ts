@@ -8,7 +8,8 @@ import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, type MemoryFields } from './rows.js';
 import type { MemoryModels } from './memory-models.js';
 import { namedTime } from './signals.js';
-import { shownMemories } from './expiry.js';
+import { eventTimeOf, shownMemories } from './expiry.js';
+import { successorsFirst, validIn } from './validity.js';
 import type { Reranking, RerankReport } from '../reranking.js';
 
 /** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
@@ -26,6 +27,10 @@ export interface MemorySearchInput {
   show_expired?: boolean;
   /** Reorder the best candidates with the server's reranker (`RERANK_MODEL`), when it has one. */
   rerank?: boolean;
+  /** The facts valid at this time (unix seconds or ISO 8601) instead of now: what was true then. */
+  as_of?: number | string;
+  /** Every version, superseded and ended ones too, each after the memory that superseded it. */
+  include_superseded?: boolean;
 }
 
 /** One memory-search hit (typed record or free-form memory). */
@@ -62,7 +67,8 @@ export class MemorySearch {
    * weight on hubs: see `lessHubs`), the BM25 keyword list, and — when the query names a day, month
    * or year — the dense list of the memories whose event time falls in it. `dense` (cosine alone)
    * and `keyword` rank by one side alone. The rest of the filter applies to every list;
-   * `threshold` is the least cosine similarity a result may have.
+   * `threshold` is the least cosine similarity a result may have. Only facts valid now are found,
+   * or valid at `as_of`, or (`include_superseded`) every version (see `validity.ts`).
    */
   async search(projectId: string, input: MemorySearchInput): Promise<MemorySearchResult[]> {
     return (await this.searchReported(projectId, input)).results;
@@ -99,7 +105,9 @@ export class MemorySearch {
       : null;
     vectorPass?.catch(() => undefined);
     const rows = new Map<string, MemoryRow>();
-    const shown = shownMemories(input.show_expired);
+    const unexpired = shownMemories(input.show_expired);
+    const valid = validIn({ asOf: input.as_of === undefined ? undefined : eventTimeOf(input.as_of), includeSuperseded: input.include_superseded });
+    const shown = (row: MemoryRow): boolean => unexpired(row) && valid(row);
     // The vector store and the keyword index do not know expiration dates: expired memories are
     // dropped from the ranked rows, and only when some were while the lists may hold more are
     // they asked again for more. Without expired memories (the common case) this is one pass
@@ -111,6 +119,7 @@ export class MemorySearch {
       hits = visible.hits;
       if (hits.length >= wanted || visible.hidden === 0 || !full || pool === MAX_POOL) break;
     }
+    if (input.include_superseded === true && input.as_of === undefined) hits = successorsFirst(hits);
     if (input.rerank !== true) return { results: hits };
     if (!rerank) return { results: hits, rerank: { model: null, applied: false, reason: 'this server has no reranker (RERANK_MODEL)' } };
     const { order, report } = await this.reranking.order(input.query, hits.map((h) => h.memory), topK);

@@ -7,6 +7,7 @@ import { utcDay } from '../usage.js';
 import type { TermsOf } from '../../db/repositories/memory-terms.repository.js';
 import { MemoryKeywords } from './keyword.js';
 import type { MemoryWriteEvents } from './events.js';
+import { MAX_VERSIONS, validFrom } from './validity.js';
 
 /** What an update writes: the content, and optionally the event time and expiration date. */
 export type MemoryChange = Pick<MemoryRow, 'record' | 'memory' | 'metadata'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>;
@@ -59,28 +60,77 @@ export class MemoryWrites {
    * Writes a row's new text, values and metadata (and, when given, its event time and expiration
    * date) with its UPDATE history entry and indexing job — the vector carries the event time
    * search filters by — and its keyword index when the text changed, if the row is still at
-   * `revision`; throws what `changed` makes otherwise. Returns the row as written.
+   * `revision`; throws what `changed` makes otherwise. A free-form memory whose text changes keeps
+   * the text it had as a superseded version, valid until `validFrom` (event time, default now),
+   * from when the new text holds. Returns the row as written.
    */
-  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: MemoryChange, changed: () => Error): Promise<MemoryRow> {
+  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: MemoryChange, changed: () => Error, at?: number): Promise<MemoryRow> {
     const now = nowMs();
     const { memory } = change;
-    if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, { ...change, updated_at: now, term_count: MemoryKeywords.length(memory) })) === 0) throw changed();
+    const supersedes = row.schema_name === null && memory !== row.memory;
+    // an update said to happen before the text it replaces began leaves that text no time of its own
+    const from = supersedes ? Math.max(at ?? now, validFrom(row)) : undefined;
+    const written = { ...change, updated_at: now, term_count: MemoryKeywords.length(memory), ...(from === undefined ? {} : { valid_from: from }) };
+    if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, written)) === 0) throw changed();
     if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
-    const written = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
-    await this.events.emit(tx, { kind: 'updated', projectId: row.project_id, row: written, previous: row });
-    return written;
+    const current = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
+    await this.events.emit(tx, { kind: 'updated', projectId: row.project_id, row: current, previous: row });
+    if (from !== undefined) await this.supersede(tx, row, from);
+    return current;
   }
 
-  /** Deletes a row with its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
+  /**
+   * Keeps `row` as it was before an update as a version of its own, valid until `until`: a new id,
+   * `superseded_by` the memory, indexed and searchable (with `as_of` or `include_superseded`). Past
+   * `MAX_VERSIONS` versions of the memory, the oldest is deleted.
+   */
+  private async supersede(tx: OutboxTransaction, row: MemoryRow, until: number): Promise<void> {
+    const now = nowMs();
+    const version: MemoryRow = { ...row, id: newId(), revision: 1, embedding_status: 'pending', embedding_error: null, valid_from: validFrom(row), valid_to: until, superseded_by: row.id, updated_at: now };
+    await this.rows.insertMany(tx.trx, [version]);
+    await this.keywords.write(tx.trx, [version], true);
+    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: version.id, revision: 1 }));
+    await this.events.emit(tx, { kind: 'superseded', projectId: row.project_id, version, by: row.id });
+    const versions = await this.rows.versionsOf(row.project_id, row.id, tx.trx);
+    await this.forget(tx, versions.slice(MAX_VERSIONS));
+  }
+
+  /**
+   * Ends a memory's validity at `at` (event time) — a DELETE decided by an add: it stays, readable
+   * with `as_of` and `include_superseded` — with its DELETE history entry, if it is still at
+   * `revision`; throws what `changed` makes otherwise.
+   */
+  async end(tx: OutboxTransaction, row: MemoryRow, revision: number, at: number, changed: () => Error): Promise<MemoryRow> {
+    const now = nowMs();
+    if ((await this.rows.endValidity(tx.trx, row.project_id, row.id, revision, Math.max(at, validFrom(row)), now)) === 0) throw changed();
+    await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: now });
+    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    const ended = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
+    await this.events.emit(tx, { kind: 'ended', projectId: row.project_id, row: ended });
+    return ended;
+  }
+
+  /** Deletes a row with its superseded versions, its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
   async remove(tx: OutboxTransaction, row: MemoryRow): Promise<boolean> {
     if ((await this.rows.delete(tx.trx, row.project_id, row.id)) === 0) return false;
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
     await this.events.emit(tx, { kind: 'deleted', projectId: row.project_id, rows: [row] });
+    await this.forget(tx, await this.rows.versionsOf(row.project_id, row.id, tx.trx));
     return true;
+  }
+
+  /** Deletes superseded versions with their keyword index and vectors (no history: they are their memory's past). */
+  private async forget(tx: OutboxTransaction, versions: MemoryRow[]): Promise<void> {
+    for (const version of versions) {
+      if ((await this.rows.delete(tx.trx, version.project_id, version.id)) === 0) continue;
+      await this.keywords.remove(tx.trx, [version.id], version.project_id);
+      await tx.add(version.project_id, envelope('memory.index', { projectId: version.project_id, memoryId: version.id, revision: version.revision + 1 }));
+      await this.events.emit(tx, { kind: 'forgotten', projectId: version.project_id, version });
+    }
   }
 
   /**

@@ -180,9 +180,11 @@ export class Webhooks implements MemoryWriteSubscriber {
 
   /** mem0's webhook events for each memory write, recorded in its transaction (the memory-write event seam). */
   async onMemoryWrite(tx: OutboxTransaction, event: MemoryWriteEvent): Promise<void> {
+    // versions are their memory's past, not memories of their own: mem0's events do not name them
     if (event.kind === 'added') await this.record(tx, event.projectId, 'memory_add', event.rows.map((row) => ({ row })));
     else if (event.kind === 'updated') await this.record(tx, event.projectId, 'memory_update', [{ row: event.row, previous: event.previous.memory }]);
-    else await this.record(tx, event.projectId, 'memory_delete', event.rows.map((row) => ({ row })));
+    else if (event.kind === 'ended') await this.record(tx, event.projectId, 'memory_delete', [{ row: event.row }]);
+    else if (event.kind === 'deleted') await this.record(tx, event.projectId, 'memory_delete', event.rows.map((row) => ({ row })));
   }
 
   /**

@@ -39,6 +39,12 @@ export interface MemoryRow {
   structured_data?: string | null;
   /** mem0's expiration date ('YYYY-MM-DD', UTC): hidden from lists and search after it; null, never. */
   expiration_date?: string | null;
+  /** From when, in event time, what it says holds; null: from its `created_at`. An update that supersedes it sets the new text's. */
+  valid_from?: number | null;
+  /** Until when, in event time, it held: set when an update superseded it or a decision ended it; null: it still holds. */
+  valid_to?: number | null;
+  /** On a version an update superseded: the memory (its id, kept by the current text) that superseded it. */
+  superseded_by?: string | null;
   /** When the memory's event happened (mem0's `timestamp`, default the write): what `created_at` filters and sorts by. */
   created_at: number;
   /** The last write. */
@@ -171,8 +177,8 @@ export class MemoriesRepository {
   }
 
   /**
-   * Which of `texts` (lower-cased) free-form memories matching `filter` already hold, ignoring
-   * case; memories expired before `today` ('YYYY-MM-DD') do not count, as lists and search no
+   * Which of `texts` (lower-cased) free-form memories matching `filter` already hold as facts valid
+   * now, ignoring case (a superseded or ended text said again is a fact again); memories expired before `today` ('YYYY-MM-DD') do not count, as lists and search no
    * longer show them.
    */
   async knownTexts(projectId: string, filter: MemoryListFilter, texts: string[], today: string): Promise<Set<string>> {
@@ -180,6 +186,7 @@ export class MemoriesRepository {
     const rows = (await this.db('memories')
       .where({ project_id: projectId, ...filter })
       .whereNull('schema_name')
+      .whereNull('valid_to')
       .where((q) => q.whereNull('expiration_date').orWhere('expiration_date', '>=', today))
       .whereIn(this.db.raw('lower(memory)') as unknown as string, texts.map((t) => t.toLowerCase()))
       .select('memory')) as Array<{ memory: string }>;
@@ -195,7 +202,7 @@ export class MemoriesRepository {
     projectId: string,
     id: string,
     revision: number,
-    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>,
+    changes: Pick<MemoryRow, 'record' | 'memory' | 'metadata' | 'updated_at' | 'term_count'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date' | 'valid_from'>>,
   ): Promise<number> {
     return trx('memories')
       .where({ project_id: projectId, id, revision })
@@ -208,6 +215,27 @@ export class MemoriesRepository {
    */
   async setFeedback(projectId: string, id: string, feedback: MemoryFeedback | null, reason: string | null): Promise<number> {
     return this.db('memories').where({ project_id: projectId, id }).update({ feedback, feedback_reason: reason });
+  }
+
+  /**
+   * Ends a memory's validity at `validTo` (event time) if it is still at `revision`: a new revision,
+   * indexed again. Returns the rows changed (0: someone else changed it first).
+   */
+  async endValidity(trx: Knex.Transaction, projectId: string, id: string, revision: number, validTo: number, updatedAt: number): Promise<number> {
+    return trx('memories')
+      .where({ project_id: projectId, id, revision })
+      .whereNull('valid_to')
+      .update({ valid_to: validTo, updated_at: updatedAt, embedding_status: 'pending', embedding_error: null, revision: trx.raw('revision + 1') });
+  }
+
+  /** The versions an update superseded of a memory, the latest first (through the successor index). */
+  async versionsOf(projectId: string, id: string, trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow[]> {
+    return (await trx<MemoryRow>('memories')
+      .where({ project_id: projectId, superseded_by: id })
+      .orderBy([
+        { column: 'valid_to', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])) as MemoryRow[];
   }
 
   async delete(trx: Knex.Transaction, projectId: string, id: string): Promise<number> {
