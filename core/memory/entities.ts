@@ -1,5 +1,5 @@
 import nlp from 'compromise/two';
-import winkNLP, { type ItemEntity } from 'wink-nlp';
+import winkNLP from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
 
 // Named entities of a memory's text, without a language model: wink-nlp finds the proper-noun runs
@@ -184,9 +184,11 @@ function read(raw: string): MemoryEntity[] {
     if (key && /\p{L}|\p{N}/u.test(key)) found.push({ name, key, kind, at: from });
   };
 
-  doc.entities().each((entity: ItemEntity) => {
-    if (entity.out(its.type) !== 'DATE') return;
-    const [from, to] = entity.out(its.span) as unknown as [number, number];
+  // all spans at once: an entity's own out(its.span) walks the document again
+  const entityTypes = doc.entities().out(its.type) as string[];
+  const spans = doc.entities().out(its.span) as unknown as Array<[number, number]>;
+  spans.forEach(([from, to], e) => {
+    if (entityTypes[e] !== 'DATE') return;
     for (const token of tokens.slice(from, to + 1)) token.date = true;
     add('date', from, to + 1);
   });
