@@ -20,6 +20,8 @@ import { memoryReembedJob } from '../jobs/memory-reembed.job.js';
 import { Reranking } from '../core/reranking.js';
 import { MemoryWrites } from '../core/memory/writes.js';
 import { MemoryWriteEvents } from '../core/memory/events.js';
+import { MemoryEntityIndex } from '../core/memory/entity-index.js';
+import { MemoryEntitiesRepository } from '../db/repositories/memory-entities.repository.js';
 import { Webhooks } from '../core/webhooks/webhooks.js';
 import { WebhooksRepository } from '../db/repositories/webhooks.repository.js';
 import { webhookDeliverJob } from '../jobs/webhook-deliver.job.js';
@@ -159,6 +161,8 @@ export class Runtime {
   readonly usage: Usage;
   /** The background work of a project now: queue depths, its pending and failed memories and documents. */
   readonly operations: Operations;
+  /** Who and what each owner's memories mention. */
+  readonly entityIndex: MemoryEntityIndex;
   /** Typed-record extraction by a model (`record.extract`). */
   readonly extraction: RecordExtraction;
   /** mem0's add: the facts of a conversation picked and decided by a model (`memory.infer`). */
@@ -208,6 +212,7 @@ export class Runtime {
       indexes: new IndexesRepository(db),
       schemas: new SchemasRepository(db),
       memories: new MemoriesRepository(db),
+      memoryEntities: new MemoryEntitiesRepository(db),
       memoryTerms: new MemoryTermsRepository(db),
       usage: new UsageRepository(db),
       knowledge: new KnowledgeRepository(db),
@@ -239,6 +244,8 @@ export class Runtime {
     this.webhooks = new Webhooks(this.repositories.webhooks, { privateHosts: config.toolAllowPrivateHosts, timeoutMs: config.toolTimeoutMs });
     const events = new MemoryWriteEvents();
     events.subscribe(this.webhooks);
+    this.entityIndex = new MemoryEntityIndex(this.repositories.memoryEntities);
+    events.subscribe(this.entityIndex);
     const writes = new MemoryWrites(memories, outbox, keywords, usage, events);
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
@@ -248,7 +255,7 @@ export class Runtime {
     this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.reranking, memoryModels);
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
-    this.memoryIndexer = new MemoryIndexer(memories, this.vectors, memoryModels);
+    this.memoryIndexer = new MemoryIndexer(memories, this.repositories.memoryEntities, this.vectors, memoryModels);
     this.reembedding = new MemoryReembedding(this.repositories.projectSettings, memories, this.vectors, memoryModels, this.memoryIndexer, { leaseMs: config.jobLockMs });
     this.projectSettings = new ProjectSettings(this.repositories.projectSettings, outbox, memoryModels, this.embedders);
     this.retention = new Retention(this.repositories.schemas, memories, this.records, { expiryGraceDays: config.memoryExpiryGraceDays });

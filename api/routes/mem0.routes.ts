@@ -8,9 +8,10 @@ import { queryFilters } from '../mem0/query-filters.js';
 import { iso } from '../../lib/time.js';
 import { eventTimeOf } from '../../core/memory/expiry.js';
 import { showValidity } from '../../core/memory/validity.js';
+import type { MemoryEntityIndex } from '../../core/memory/entity-index.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { IDEMPOTENCY_HEADERS } from '../schemas/common.js';
-import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, HISTORY_ENTRY, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
+import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, ENTITY_VIEW, HISTORY_ENTRY, LIST_ENTITIES, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
@@ -40,11 +41,13 @@ function reply(ctx: Context, answer: IdempotentAnswer & { replayed: boolean }): 
 /** mem0-compatible memory endpoints over Cairn's memories (free-form and typed). */
 export function mem0Routes({
   memories,
+  entityIndex,
   inference,
   idempotency,
   memoryModel,
 }: {
   memories: Memories;
+  entityIndex: MemoryEntityIndex;
   inference: MemoryInference;
   idempotency: Idempotency;
   memoryModel: string;
@@ -128,7 +131,7 @@ export function mem0Routes({
     path: '/v3/memories',
     operationId: 'listMemories',
     summary:
-      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; the facts valid now are listed, or those valid at as_of, or (include_superseded) every version; start_date and end_date bound created_at (a date: its whole UTC day); embedding_status keeps the memories in one indexing state.',
+      'List memories matching filters (which must name an entity id), newest first, paged. Memories past their expiration_date are left out unless show_expired is true; the facts valid now are listed, or those valid at as_of, or (include_superseded) every version; entity keeps those that mention a named entity; start_date and end_date bound created_at (a date: its whole UTC day); embedding_status keeps the memories in one indexing state.',
     tag: TAG,
     auth: 'token',
     body: LIST_MEMORIES,
@@ -145,8 +148,11 @@ export function mem0Routes({
     },
     async handler(ctx) {
       const { page, page_size } = ctx.state.query;
-      const { filters, categories, show_expired, start_date, end_date, embedding_status, as_of, include_superseded } = ctx.state.body;
-      const { count, results } = await memories.list(ctx.state.principal.projectId, withCategories(filters, categories), page, page_size, {
+      const { filters, categories, show_expired, start_date, end_date, embedding_status, as_of, include_superseded, entity } = ctx.state.body;
+      const { projectId } = ctx.state.principal;
+      const within = entity === undefined ? undefined : await entityIndex.mentioning(projectId, filters, entity);
+      const { count, results } = await memories.list(projectId, withCategories(filters, categories), page, page_size, {
+        within,
         showExpired: show_expired,
         startDate: start_date,
         endDate: end_date,
@@ -212,6 +218,23 @@ export function mem0Routes({
     },
   });
 
+  const entities = route({
+    method: 'post',
+    path: '/v3/memories/entities',
+    operationId: 'listMemoryEntities',
+    summary:
+      "The named entities (people, places, organisations, products, dates) the memories valid now of one owner mention, the most mentioned first: each with its kind, how many memories mention it, and the first and last event times. Read from each memory's text when it is indexed, without a language model. filters names the owner ({\"user_id\": \"alice\"}); kind keeps one kind; the memories mentioning one are listed or searched with entity.",
+    tag: TAG,
+    auth: 'token',
+    body: LIST_ENTITIES,
+    responses: { 200: { description: 'Entities, the most mentioned first', schema: { type: 'object', properties: { results: { type: 'array', items: ENTITY_VIEW } } } }, ...invalid },
+    async handler(ctx) {
+      const { filters, kind, limit } = ctx.state.body;
+      const found = await entityIndex.list(ctx.state.principal.projectId, filters, { kind, limit });
+      ctx.body = { results: found.map((e) => ({ ...e, first_seen: iso(e.first_seen), last_seen: iso(e.last_seen) })) };
+    },
+  });
+
   const versions = route({
     method: 'get',
     path: '/v1/memories/:id/versions',
@@ -259,5 +282,5 @@ export function mem0Routes({
     },
   });
 
-  return [add, addMany, list, get, update, history, versions, remove, removeAll];
+  return [add, addMany, list, entities, get, update, history, versions, remove, removeAll];
 }

@@ -2,6 +2,7 @@ import type { ExtractOutcome, RecordExtraction } from '../../core/memory/record-
 import type { RecordView, Records } from '../../core/memory/records.js';
 import { withCategories } from '../../core/memory/categories.js';
 import type { MemorySearch, MemorySearchResult } from '../../core/memory/search.js';
+import type { MemoryEntityIndex } from '../../core/memory/entity-index.js';
 import { iso } from '../../lib/time.js';
 import { showValidity } from '../../core/memory/validity.js';
 import { searchAnswer } from '../search-answer.js';
@@ -20,7 +21,17 @@ const errors = {
 };
 
 /** `/v1/records/{schema}`: typed records; `/v3/memories/search/`: semantic search over memories. */
-export function recordRoutes({ records, memorySearch, extraction }: { records: Records; memorySearch: MemorySearch; extraction: RecordExtraction }): RouteSpec[] {
+export function recordRoutes({
+  records,
+  memorySearch,
+  extraction,
+  entityIndex,
+}: {
+  records: Records;
+  memorySearch: MemorySearch;
+  extraction: RecordExtraction;
+  entityIndex: MemoryEntityIndex;
+}): RouteSpec[] {
   const store = route({
     method: 'post',
     path: '/v1/records/:schema',
@@ -120,7 +131,7 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     path: '/v3/memories/search',
     operationId: 'searchMemories',
     summary:
-      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. categories keeps memories in any of the named categories. top_k and threshold (the least cosine similarity) bound the results, fields keeps only the named fields of each (id always). rerank reorders the best max(4 × top_k, 40) with the server's reranker (RERANK_MODEL) when it has one; the answer's rerank says whether its order was used (a reranker that fails or is late leaves the search's own). Results are the facts valid now: as_of (a time) finds what was true then, include_superseded adds the texts updates superseded (each after its successor) and the memories add decisions ended; each result carries valid_from, valid_to and superseded_by. keyword_search and latest_only are accepted for mem0's clients and not used.",
+      "Search over memories and typed records. mode hybrid (the default) fuses dense (embedding) search, BM25 keyword search and, when the query names a day, month or year, the memories whose event time falls in it; dense and keyword rank by one side alone. filters must name an entity id (user_id, agent_id, run_id or app_id) and may add schema, created_at (the event time) and metadata conditions with AND/OR/NOT. categories keeps memories in any of the named categories. top_k and threshold (the least cosine similarity) bound the results, fields keeps only the named fields of each (id always). rerank reorders the best max(4 × top_k, 40) with the server's reranker (RERANK_MODEL) when it has one; the answer's rerank says whether its order was used (a reranker that fails or is late leaves the search's own). Results are the facts valid now: as_of (a time) finds what was true then, include_superseded adds the texts updates superseded (each after its successor) and the memories add decisions ended; each result carries valid_from, valid_to and superseded_by; entity keeps the memories that mention a named entity. keyword_search and latest_only are accepted for mem0's clients and not used.",
     tag: TAG,
     auth: 'token',
     body: SEARCH_MEMORIES,
@@ -134,9 +145,11 @@ export function recordRoutes({ records, memorySearch, extraction }: { records: R
     },
     async handler(ctx) {
       // keyword_search, latest_only and output_format are accepted and not used
-      const { query, filters, top_k, threshold, mode, show_expired, fields, categories, rerank, as_of, include_superseded } = ctx.state.body;
-      const input = { query, filters: withCategories(filters, categories), top_k, threshold, mode, show_expired, rerank, as_of, include_superseded };
-      const found = await memorySearch.searchReported(ctx.state.principal.projectId, input);
+      const { query, filters, top_k, threshold, mode, show_expired, fields, categories, rerank, as_of, include_superseded, entity } = ctx.state.body;
+      const { projectId } = ctx.state.principal;
+      const within = entity === undefined ? undefined : await entityIndex.mentioning(projectId, filters, entity);
+      const input = { query, filters: withCategories(filters, categories), top_k, threshold, mode, show_expired, rerank, as_of, include_superseded, within };
+      const found = await memorySearch.searchReported(projectId, input);
       const results = found.results.map(showResult);
       const shown = fields ? results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === 'id' || (fields as string[]).includes(k)))) : results;
       ctx.body = searchAnswer(ctx, shown, found.rerank);

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORIES } from '../../contracts/memory-categories.js';
 import { ENTITY_IDS, MAX_BATCH } from '../../core/memory/rows.js';
+import { MAX_ENTITY_LIST } from '../../core/memory/entity-index.js';
 import { AnyObject, QueryDefault, StringEnum } from './common.js';
-import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED, VALIDITY, VALIDITY_VIEW } from './records.js';
+import { CATEGORY_NAMES, ENTITY_PROPS, MESSAGES, SHOW_EXPIRED, READ_SCOPE, VALIDITY_VIEW } from './records.js';
 
 /** The last page a list reaches: its offset stays well within what every database binds. */
 const MAX_PAGE = 1_000_000;
@@ -93,7 +94,7 @@ export const LIST_MEMORIES = Type.Object(
   {
     filters: AnyObject(),
     show_expired: SHOW_EXPIRED,
-    ...VALIDITY,
+    ...READ_SCOPE,
     categories: Type.Optional(CATEGORY_NAMES),
     start_date: LIST_BOUND('Only memories whose created_at (event time) is at or after this (a date: its start, UTC).'),
     end_date: LIST_BOUND('Only memories whose created_at (event time) is at or before this (a date: through its end, UTC).'),
@@ -103,6 +104,29 @@ export const LIST_MEMORIES = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** `POST /v3/memories/entities`: whose entities, and which. */
+export const LIST_ENTITIES = Type.Object(
+  {
+    filters: AnyObject({ description: 'The owner: at least one of user_id, agent_id, run_id, app_id, e.g. {"user_id": "alice"}.' }),
+    kind: Type.Optional(StringEnum(['person', 'place', 'organization', 'product', 'date'])),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ENTITY_LIST, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/** One entity of an entity listing. */
+export const ENTITY_VIEW = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'As a memory wrote it' },
+    key: { type: 'string', description: 'What mentions share: lower case, no leading "the", no possessive' },
+    kind: { type: 'string', enum: ['person', 'place', 'organization', 'product', 'date'] },
+    count: { type: 'integer', description: 'How many memories mention it' },
+    first_seen: { type: 'string', format: 'date-time', description: 'The earliest event time of a memory mentioning it' },
+    last_seen: { type: 'string', format: 'date-time', description: 'The latest event time of a memory mentioning it' },
+  },
+} as const;
 
 /** `POST /v3/memories`: its page. */
 export const MEMORY_PAGE = Type.Object(

@@ -65,12 +65,20 @@ export const SEARCH_RESULT_FIELDS = ['id', 'memory', ...ENTITY_IDS, 'metadata', 
 /** mem0's `show_expired` (get_all and search). */
 export const SHOW_EXPIRED = Type.Optional(Type.Boolean({ default: false, description: 'Also return memories past their expiration_date.' }));
 
-/** Which facts a read sees: valid now (the default), valid at a time, or every version. */
-export const VALIDITY = {
+/** Which memories a list or search reads: the facts valid now (the default), valid at a time, or every version; those mentioning an entity. */
+export const READ_SCOPE = {
   as_of: Type.Optional(
     Type.Union([Type.Number({ minimum: 0, maximum: 253_402_300_799 }), Type.String({ format: 'date' }), Type.String({ format: 'iso-date-time' })], {
       description:
         'What was true at this time (unix seconds or ISO 8601, UTC when no zone is given): the memories valid then — created (event time) at or before it and not yet superseded or ended — instead of those valid now.',
+    }),
+  ),
+  entity: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Only memories that mention this named entity (a person, place, organisation, product or date, as POST /v3/memories/entities lists them; case, a leading "the" and a possessive are ignored).',
     }),
   ),
   include_superseded: Type.Optional(
@@ -112,7 +120,7 @@ export const SEARCH_MEMORIES = Type.Object(
     keyword_search: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: keyword search is part of the hybrid mode (the default); mode: keyword ranks by it alone." })),
     latest_only: Type.Optional(Type.Boolean({ description: "Accepted for mem0's clients: results are the facts valid now unless as_of or include_superseded ask for others." })),
     show_expired: SHOW_EXPIRED,
-    ...VALIDITY,
+    ...READ_SCOPE,
     fields: Type.Optional(
       Type.Array(StringEnum(SEARCH_RESULT_FIELDS), {
         minItems: 1,

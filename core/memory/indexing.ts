@@ -4,9 +4,12 @@ import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { liveModels, type MemoryModels } from './memory-models.js';
 import { CATEGORIES_KEY } from './rows.js';
+import type { EntityMention, MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
+import { entitiesOf } from './entities.js';
 
 /** A revision indexed, and the categories it was given. */
-type Mark = { id: string; revision: number; categories: string[] };
+/** An indexed revision to mark: its categories, and the named entities its text mentions (the entity index). */
+type Mark = { id: string; revision: number; categories: string[]; row: MemoryRow; mentions: EntityMention[] };
 
 /** Most memory vectors written in one store call. */
 const UPSERT_BATCH = 256;
@@ -38,6 +41,7 @@ export class MemoryIndexer {
 
   constructor(
     private readonly rows: MemoriesRepository,
+    private readonly entities: MemoryEntitiesRepository,
     private readonly store: VectorStore,
     /** Each project's embedding model, and the one a re-embedding moves its memories to. */
     readonly models: MemoryModels,
@@ -94,7 +98,7 @@ export class MemoryIndexer {
           await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [memoryPoint(row, values, categories)]);
         }),
       );
-      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories }]);
+      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories, row, mentions: mentionsOf(row.memory) }]);
       if (state.target !== null) await this.unwriteAbandoned(projectId, models, memoryId);
       if (marked === true) return;
       // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
@@ -147,19 +151,25 @@ export class MemoryIndexer {
   }
 
   /**
-   * Marks a batch's revisions `indexed` (see `markIndexed`); a memory twice in one batch (two
-   * revisions' jobs at once) is marked on its own, so each statement names distinct rows.
+   * Marks a batch's revisions `indexed` (see `markIndexed`) and writes the entities of those marked
+   * into the entity index, in one transaction: a memory is indexed with its entities or not at all,
+   * and a revision not marked (changed or deleted meanwhile) writes none. A memory twice in one
+   * batch (two revisions' jobs at once) is marked on its own, so each statement names distinct rows.
    */
   private async markIndexed(projectId: string, items: Mark[]): Promise<boolean[]> {
-    const seen = new Set<string>();
-    const first = items.filter((item) => !seen.has(item.id) && seen.add(item.id));
-    const marked = new Map<Mark, boolean>();
-    for (const [i, ok] of (await this.rows.markIndexedMany(projectId, first)).entries()) marked.set(first[i] as Mark, ok);
-    const results: boolean[] = [];
-    for (const item of items) {
-      results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed', null, item.categories)) === 1);
-    }
-    return results;
+    return this.rows.transaction(async (trx) => {
+      const seen = new Set<string>();
+      const first = items.filter((item) => !seen.has(item.id) && seen.add(item.id));
+      const marked = new Map<Mark, boolean>();
+      for (const [i, ok] of (await this.rows.markIndexedMany(projectId, first, trx)).entries()) marked.set(first[i] as Mark, ok);
+      const results: boolean[] = [];
+      for (const item of items) {
+        results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed', null, item.categories, trx)) === 1);
+      }
+      const written = new Map(items.filter((_, i) => results[i]).map((item) => [item.id, item]));
+      await this.entities.replace(trx, [...written.values()].map((item) => ({ row: item.row, mentions: item.mentions })));
+      return results;
+    });
   }
 
   /**
@@ -221,4 +231,11 @@ export function memoryPoint(row: MemoryRow, vector: Float32Array, categories: st
     },
     metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), [CATEGORIES_KEY]: categories },
   };
+}
+
+/** The named entities a memory's text mentions, as the entity index keeps them (names and keys at most 200 characters). */
+function mentionsOf(text: string): EntityMention[] {
+  return entitiesOf(text)
+    .filter((e) => e.key !== '')
+    .map((e) => ({ kind: e.kind, key: e.key.slice(0, 200), name: e.name.slice(0, 200) }));
 }

@@ -48,6 +48,8 @@ export interface ListOptions {
   embeddingStatus?: MemoryRow['embedding_status'];
   /** The facts valid at this time (epoch ms) instead of now; or every version (`includeSuperseded`). */
   validity?: ValidityView;
+  /** Only these memories (those mentioning an entity). */
+  within?: ReadonlySet<string>;
 }
 
 /** A memory a new fact is compared with, at the revision it was read. */
@@ -143,6 +145,7 @@ export class Memories {
       (row) =>
         shown(row) &&
         valid(row) &&
+        (options.within === undefined || options.within.has(row.id)) &&
         Number(row.created_at) >= since &&
         Number(row.created_at) <= until &&
         (options.embeddingStatus === undefined || row.embedding_status === options.embeddingStatus) &&

@@ -31,6 +31,8 @@ export interface MemorySearchInput {
   as_of?: number | string;
   /** Every version, superseded and ended ones too, each after the memory that superseded it. */
   include_superseded?: boolean;
+  /** Only these memories (those mentioning an entity: `MemoryEntityIndex.mentioning`). */
+  within?: ReadonlySet<string>;
 }
 
 /** One memory-search hit (typed record or free-form memory). */
@@ -107,7 +109,8 @@ export class MemorySearch {
     const rows = new Map<string, MemoryRow>();
     const unexpired = shownMemories(input.show_expired);
     const valid = validIn({ asOf: input.as_of === undefined ? undefined : eventTimeOf(input.as_of), includeSuperseded: input.include_superseded });
-    const shown = (row: MemoryRow): boolean => unexpired(row) && valid(row);
+    const { within } = input;
+    const shown = (row: MemoryRow): boolean => unexpired(row) && valid(row) && (within === undefined || within.has(row.id));
     // The vector store and the keyword index do not know expiration dates: expired memories are
     // dropped from the ranked rows, and only when some were while the lists may hold more are
     // they asked again for more. Without expired memories (the common case) this is one pass

@@ -92,6 +92,11 @@ export interface RetentionScope {
 export class MemoriesRepository {
   constructor(private readonly db: Knex) {}
 
+  /** Runs `work` in one transaction. */
+  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
   /** Rows in one statement per 200, in the caller's transaction. */
   async insertMany(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 200) await trx('memories').insert(rows.slice(i, i + 200));
@@ -106,9 +111,9 @@ export class MemoriesRepository {
    * across projects), the project checked on each row: with `project_id = ?` in the query, SQLite
    * without statistics reads the rows through a project index, i.e. every row of the project.
    */
-  async getMany(projectId: string, ids: string[]): Promise<MemoryRow[]> {
+  async getMany(projectId: string, ids: string[], trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow[]> {
     if (ids.length === 0) return [];
-    const rows = (await this.db<MemoryRow>('memories').whereIn('id', ids)) as MemoryRow[];
+    const rows = (await trx<MemoryRow>('memories').whereIn('id', ids)) as MemoryRow[];
     return rows.filter((row) => row.project_id === projectId);
   }
 
@@ -294,9 +299,17 @@ export class MemoriesRepository {
 
   /** Records the outcome of indexing one revision; a newer revision is left alone. */
   /** The number of rows changed: 0 when the row is gone or at another revision. */
-  async markEmbedding(projectId: string, id: string, revision: number, status: EmbeddingStatus, error: string | null = null, categories?: string[]): Promise<number> {
+  async markEmbedding(
+    projectId: string,
+    id: string,
+    revision: number,
+    status: EmbeddingStatus,
+    error: string | null = null,
+    categories?: string[],
+    trx: Knex | Knex.Transaction = this.db,
+  ): Promise<number> {
     const categorized = categories === undefined ? {} : { categories: JSON.stringify(categories) };
-    return this.db('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error, ...categorized });
+    return trx('memories').where({ project_id: projectId, id, revision }).update({ embedding_status: status, embedding_error: error, ...categorized });
   }
 
   /**
@@ -304,10 +317,10 @@ export class MemoriesRepository {
    * while its row is still at that revision; answers, per item, whether its row was marked. Ids must be distinct. The rows are
    * found by id (the primary key; see `getMany`), each item's revision matched with a CASE on it.
    */
-  async markIndexedMany(projectId: string, items: Array<{ id: string; revision: number; categories?: string[] }>): Promise<boolean[]> {
+  async markIndexedMany(projectId: string, items: Array<{ id: string; revision: number; categories?: string[] }>, trx: Knex | Knex.Transaction = this.db): Promise<boolean[]> {
     if (items.length === 0) return [];
     const cases = items.map(() => 'WHEN ? THEN ?').join(' ');
-    const changed: number = await this.db('memories')
+    const changed: number = await trx('memories')
       .whereIn(
         'id',
         items.map((item) => item.id),
@@ -317,11 +330,11 @@ export class MemoriesRepository {
       .update({
         embedding_status: 'indexed',
         embedding_error: null,
-        categories: this.db.raw(`CASE id ${cases} END`, items.flatMap((item) => [item.id, JSON.stringify(item.categories ?? [])])),
+        categories: trx.raw(`CASE id ${cases} END`, items.flatMap((item) => [item.id, JSON.stringify(item.categories ?? [])])),
       });
     if (changed === items.length) return items.map(() => true);
     // some rows changed or went meanwhile: which ones is read back (rare)
-    const now = new Map((await this.getMany(projectId, items.map((item) => item.id))).map((row) => [row.id, row]));
+    const now = new Map((await this.getMany(projectId, items.map((item) => item.id), trx)).map((row) => [row.id, row]));
     return items.map((item) => {
       const row = now.get(item.id);
       return row !== undefined && row.revision === item.revision && row.embedding_status === 'indexed';

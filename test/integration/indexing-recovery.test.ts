@@ -205,6 +205,7 @@ describe(`reconciliation paging (${PROFILE})`, function () {
     const indexer = fresh
       ? new MemoryIndexer(
           t.runtime.repositories.memories,
+          t.runtime.repositories.memoryEntities,
           t.runtime.vectors,
           new MemoryModels(t.runtime.repositories.projectSettings, new ConfigCache(new SingleProcessCounts()), t.runtime.embedders, modelName('embed', t.runtime.config.memoryEmbedModel)),
         )
