@@ -4,6 +4,7 @@ import path from 'node:path';
 import { LOCAL_MODEL_DIR, tempDir, waitFor } from '../helpers.js';
 import { Ledger, type Tally } from './ledger.js';
 import { Stack } from './stack.js';
+import { entitiesOf } from '../../core/memory/entities.js';
 
 // Faults on the production profile (real start:api and start:worker processes, MariaDB, a private
 // Redis and a private Milvus Lite). Each case writes while something breaks, lets it recover, and
@@ -32,15 +33,26 @@ describe('faults (production profile)', function () {
     stack = undefined;
   });
 
-  it('a worker killed mid-batch: its jobs run again on the other worker', async () => {
+  it('a worker killed mid-batch: its jobs run again on the other worker, and the entity index and validity stay consistent', async () => {
     stack = await Stack.start({ workers: 2 });
     const ledger = new Ledger(stack);
     const writing = ledger.write(300, 6);
-    await sleep(1_500);
+    await sleep(1_000);
+    // updates supersede texts while the worker dies: the versions and new texts are indexed by jobs it may hold
+    const updating = ledger.update(60, 2);
+    await sleep(500);
     await stack.workers[0]?.kill('SIGKILL');
     const killedAt = Date.now();
     await writing;
+    const updated = await updating;
     expectClean(await ledger.settle('worker killed mid-batch', killedAt));
+    expect(updated.length, 'updates acknowledged').to.be.greaterThan(0);
+    // the versions are indexed too before the index is compared
+    await waitFor(async () => (await stack?.db('memories').where('embedding_status', 'pending').count({ n: '*' }))?.[0]?.n == 0, { timeoutMs: 120_000, message: 'every version indexed' });
+    const { entityMismatches, orphanEntities, badChains } = await ledger.consistency(updated, (text) => entitiesOf(text).map((e) => `${e.kind}:${e.key.slice(0, 200)}`));
+    expect(entityMismatches, 'memories whose entity rows differ from their text').to.deep.equal([]);
+    expect(orphanEntities, 'entity rows of memories that do not exist').to.equal(0);
+    expect(badChains, 'updated memories without exactly one version ending when the new text began').to.deep.equal([]);
   });
 
   it('Redis stopped for 20 s: writes go on, queued work resumes when it is back', async () => {

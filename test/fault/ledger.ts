@@ -12,6 +12,10 @@ const WORDS = (
   'orchard prairie quarry river saffron tundra umber valley willow yarrow zephyr basalt canyon dune'
 ).split(' ');
 
+// named entities, so the entity index has something to keep consistent
+const PEOPLE = ['Maya', 'Daniel', 'Priya', 'Kenji', 'Rosa', 'Omar'];
+const PLACES = ['Porto', 'Lyon', 'Denver', 'Glasgow', 'Toronto'];
+
 export interface Write {
   n: number;
   userId: string;
@@ -44,7 +48,8 @@ export class Ledger {
 
   private make(n: number): Write {
     const words = [0, 1, 2, 3].map((i) => WORDS[(n * 7 + i * 13 + i * n) % WORDS.length]);
-    return { n, userId: `u-${this.run}-${n}`, text: `Note ${n} of run ${this.run}: ${words.join(' ')} at ${n % 97} degrees.` };
+    const [who, where] = [PEOPLE[n % PEOPLE.length], PLACES[(n * 3) % PLACES.length]];
+    return { n, userId: `u-${this.run}-${n}`, text: `Note ${n} of run ${this.run}: ${words.join(' ')} at ${n % 97} degrees, said ${who} in ${where}.` };
   }
 
   /** Sends `count` writes, `concurrency` at a time; a refused or unanswered write is recorded, never retried. */
@@ -78,6 +83,57 @@ export class Ledger {
     let done = false;
     void stop.then(() => (done = true));
     while (!done && this.writes.length < max) await this.write(concurrency, concurrency);
+  }
+
+  /**
+   * Changes the text of the first `count` acknowledged writes (a PUT each, `concurrency` at a time),
+   * which supersedes the text each had; returns the ids whose update was acknowledged.
+   */
+  async update(count: number, concurrency = 4): Promise<string[]> {
+    const targets = this.acknowledged().slice(0, count);
+    const updated: string[] = [];
+    const lane = async (): Promise<void> => {
+      for (let write = targets.shift(); write !== undefined; write = targets.shift()) {
+        const res = await this.stack
+          .http()
+          .put(`/v1/memories/${write.id as string}/`)
+          .set('Authorization', this.stack.auth())
+          .timeout({ response: 15_000, deadline: 20_000 })
+          .send({ text: `${write.text} Later moved to Halifax with Ingrid.` })
+          .catch(() => undefined);
+        if (res?.status === 200) updated.push(write.id as string);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, lane));
+    return updated;
+  }
+
+  /**
+   * What the entity index and validity should agree with, read from the database once everything is
+   * indexed: memories of this run whose entity rows differ from what their text mentions, entity
+   * rows of memories that do not exist, and updated memories without exactly one version valid up
+   * to when the memory's text began.
+   */
+  async consistency(updated: string[], mentions: (text: string) => string[]): Promise<{ entityMismatches: string[]; orphanEntities: number; badChains: string[] }> {
+    const rows: Array<{ id: string; memory: string; valid_from: number | string | null; superseded_by: string | null; valid_to: number | string | null }> = await this.stack
+      .db('memories')
+      .select('id', 'memory', 'valid_from', 'superseded_by', 'valid_to')
+      .where('user_id', 'like', `u-${this.run}-%`);
+    const entityRows: Array<{ memory_id: string; kind: string; entity_key: string }> = await this.stack
+      .db('memory_entities')
+      .select('memory_id', 'kind', 'entity_key')
+      .where('user_id', 'like', `u-${this.run}-%`);
+    const indexedAs = new Map<string, string[]>();
+    for (const e of entityRows) indexedAs.set(e.memory_id, [...(indexedAs.get(e.memory_id) ?? []), `${e.kind}:${e.entity_key}`]);
+    const ids = new Set(rows.map((r) => r.id));
+    const entityMismatches = rows.filter((r) => JSON.stringify((indexedAs.get(r.id) ?? []).sort()) !== JSON.stringify(mentions(r.memory).sort())).map((r) => r.id);
+    const orphanEntities = [...indexedAs.keys()].filter((id) => !ids.has(id)).length;
+    const badChains = updated.filter((id) => {
+      const memory = rows.find((r) => r.id === id);
+      const versions = rows.filter((r) => r.superseded_by === id);
+      return memory === undefined || versions.length !== 1 || Number(versions[0]?.valid_to) !== Number(memory.valid_from);
+    });
+    return { entityMismatches, orphanEntities, badChains };
   }
 
   acknowledged(): Write[] {
@@ -118,7 +174,12 @@ export class Ledger {
 
   /** Rows of this run's users: how many per user, and how many are indexed. */
   private async rows(): Promise<{ perUser: Map<string, number>; indexed: number }> {
-    const rows: Array<{ user_id: string; embedding_status: string }> = await this.stack.db('memories').select('user_id', 'embedding_status').where('user_id', 'like', `u-${this.run}-%`);
+    // the texts updates superseded are versions of their memory, not writes of their own
+    const rows: Array<{ user_id: string; embedding_status: string }> = await this.stack
+      .db('memories')
+      .select('user_id', 'embedding_status')
+      .where('user_id', 'like', `u-${this.run}-%`)
+      .whereNull('superseded_by');
     const perUser = new Map<string, number>();
     for (const r of rows) perUser.set(r.user_id, (perUser.get(r.user_id) ?? 0) + 1);
     return { perUser, indexed: rows.filter((r) => r.embedding_status === 'indexed').length };
