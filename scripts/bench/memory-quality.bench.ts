@@ -162,7 +162,9 @@ function namesProperty(schema: unknown, name: string): boolean {
 
 async function serverSupport(api: Api): Promise<ServerSupport> {
   const doc = (await api.call('GET', '/openapi.json')) as { paths?: Record<string, { post?: { requestBody?: { content?: Record<string, { schema?: unknown }> } } }> };
-  const body = doc.paths?.[SEARCH_ROUTE]?.post?.requestBody?.content?.['application/json']?.schema;
+  // the document names routes without the trailing slash mem0's clients send
+  const route = doc.paths?.[SEARCH_ROUTE] ?? doc.paths?.[SEARCH_ROUTE.replace(/\/$/, '')];
+  const body = route?.post?.requestBody?.content?.['application/json']?.schema;
   return { asOf: namesProperty(body, 'as_of') };
 }
 
