@@ -8,8 +8,12 @@ import { seededRandom } from '../../../lib/seeded-random.js';
 // its answer. Nothing here is tuned to a retrieval method: the templates were written as people
 // chat, and the questions as people ask.
 
-export type QuestionKind = 'single-hop' | 'multi-hop' | 'temporal' | 'open-domain';
-export const QUESTION_KINDS: QuestionKind[] = ['single-hop', 'multi-hop', 'temporal', 'open-domain'];
+export type QuestionKind = 'single-hop' | 'multi-hop' | 'temporal' | 'open-domain' | 'knowledge-update' | 'as-of';
+/** The kinds of issue 14, which the overall figure is over (so it stays comparable across runs). */
+export const CORE_KINDS: QuestionKind[] = ['single-hop', 'multi-hop', 'temporal', 'open-domain'];
+/** Questions about facts that changed: the value now or before, and the value at a time (`as_of`). */
+export const CHANGE_KINDS: QuestionKind[] = ['knowledge-update', 'as-of'];
+export const QUESTION_KINDS: QuestionKind[] = [...CORE_KINDS, ...CHANGE_KINDS];
 
 export interface Turn {
   /** `<conversation>:s<session>:t<turn>`, e.g. `conv-3:s12:t7`. */
@@ -41,6 +45,10 @@ export interface Question {
   answer: string;
   /** The turns that hold the answer (all of them are needed for a multi-hop question). */
   evidence: string[];
+  /** Turns that stated a value the evidence replaced (a knowledge-update question about the value now). */
+  superseded?: string[];
+  /** The time the question asks about, unix seconds: searched with `as_of` (an as-of question). */
+  as_of?: number;
 }
 
 export interface Dataset {
@@ -50,6 +58,8 @@ export interface Dataset {
 }
 
 const DAY = 86_400_000;
+/** Added to the seed for the generator of the knowledge-update and as-of questions. */
+const CHANGE_SEED_OFFSET = 0x5eed;
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
@@ -515,6 +525,20 @@ interface Draft {
   question: string;
   answer: string;
   evidence: Line[];
+  superseded?: string[];
+  as_of?: number;
+}
+
+/** A fact that changed in the chat (a home, a job): the turns that stated the old and the new value. */
+interface Change {
+  person: Person;
+  what: 'home' | 'job';
+  old: { value: string; lines: Line[] };
+  current: { value: string; lines: Line[] };
+  /** The turn after which the current value is news (the move or the notice announced): the old value held until then. */
+  announced: Line;
+  /** The turn that shows the new value in place, when there is one (the first week in the new city). */
+  settled?: Line;
 }
 
 /** Something a person did that a "what did X do in <month>" question can name. */
@@ -529,6 +553,7 @@ interface Dated {
 class Story {
   readonly drafts: Draft[] = [];
   readonly dated: Dated[] = [];
+  readonly changes: Change[] = [];
   readonly episodes: Array<{ session: number; lines: Line[] }> = [];
   private readonly load: number[];
   private readonly taken = new Set<unknown>();
@@ -608,6 +633,7 @@ function home(st: Story, p: Person, cities: string[]): void {
   st.ask('temporal', rng.pick([`When did ${p.name} announce the move?`, `When did ${p.name} share the news about leaving ${from}?`]), formatDate(st.dates[s2] as Date), news as Line);
   st.ask('temporal', `When did ${p.name} settle into ${p.poss} new home in ${to}?`, `the week before ${formatDate(st.dates[s3] as Date)}`, moved as Line);
   st.ask('temporal', `When had ${p.name} planned to move to ${to}?`, `the end of the month after ${formatDate(st.dates[s2] as Date)}`, news as Line, when as Line);
+  st.changes.push({ person: p, what: 'home', old: { value: from, lines: [lives as Line] }, current: { value: to, lines: [moved as Line, news as Line] }, announced: news as Line, settled: moved as Line });
 }
 
 function work(st: Story, p: Person): void {
@@ -616,7 +642,7 @@ function work(st: Story, p: Person): void {
   const next = st.one(NEW_JOBS);
   const boss = st.one(BOSSES);
   const s1 = st.session(0, 5);
-  const [grind] = st.say(s1, [p, job.grind], [st.other(p), rng.pick(['You deserve a medal', 'That sounds exhausting', 'How do you do it every day'])], [p, `Just another day as a ${job.title} at ${job.shop}, I guess`]);
+  const [grind, , title] = st.say(s1, [p, job.grind], [st.other(p), rng.pick(['You deserve a medal', 'That sounds exhausting', 'How do you do it every day'])], [p, `Just another day as a ${job.title} at ${job.shop}, I guess`]);
   const s2 = st.session(s1 + 4, s1 + 11);
   const told = moment(rng, st.dates[s2] as Date);
   const [offer, , why] = st.say(
@@ -632,6 +658,7 @@ function work(st: Story, p: Person): void {
   st.ask('single-hop', `What was the main reason ${p.name} changed jobs?`, next.perk, why as Line);
   st.ask('multi-hop', rng.pick([`What did ${p.name} do for a living before joining ${next.company}?`, `What jobs has ${p.name} had?`]), `${job.title} at ${job.shop}, then ${next.title} at ${next.company}`, grind as Line, offer as Line);
   st.ask('temporal', rng.pick([`When did ${p.name} resign from ${p.poss} old job?`, `When did ${p.name} quit to go to ${next.company}?`]), told.answer, offer as Line);
+  st.changes.push({ person: p, what: 'job', old: { value: `${job.title} at ${job.shop}`, lines: [title as Line] }, current: { value: `${next.title} at ${next.company}`, lines: [offer as Line] }, announced: offer as Line });
 }
 
 function pet(st: Story, p: Person): Pet['kind'] {
@@ -838,7 +865,7 @@ function exchange(rng: Rng, pair: [string, string], speakers: Person[]): Line[] 
   ];
 }
 
-function conversation(rng: Rng, index: number, names: Person[], cities: string[]): { conversation: Conversation; drafts: Draft[] } {
+function conversation(rng: Rng, index: number, names: Person[], cities: string[]): { conversation: Conversation; drafts: Draft[]; changes: Change[] } {
   const id = `conv-${index + 1}`;
   const speakers = names;
   const sessionCount = rng.int(18, 22);
@@ -883,7 +910,51 @@ function conversation(rng: Rng, index: number, names: Person[], cities: string[]
     });
     return { index: s + 1, date: date.toISOString(), turns };
   });
-  return { conversation: { id, speakers: speakers.map((p) => p.name), sessions }, drafts: st.drafts };
+  return { conversation: { id, speakers: speakers.map((p) => p.name), sessions }, drafts: st.drafts, changes: st.changes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Questions about facts that changed
+
+/** Phrasings of the questions about a change; `{P}` the person, `{new}` the new city or employer, `{when}` "in <month>" or "on <date>". */
+const CHANGE_ASKS: Record<Change['what'], { now: string[]; before: string[]; asOf: string[] }> = {
+  home: {
+    now: ['Where does {P} live now?', 'Which city is {P} living in these days?', 'Where is {P} based at the moment?', 'What city does {P} call home now?'],
+    before: ['Where did {P} live before {new}?', 'Which city did {P} leave to move to {new}?', 'Where was {P} living before the move to {new}?'],
+    asOf: ['Where did {P} live {when}?', 'Which city was {P} living in back {when}?', 'Where was {P} living {when}?'],
+  },
+  job: {
+    now: ["What is {P}'s job now?", 'What does {P} do for work these days?', 'Where does {P} work now, and as what?', "What's {P}'s current job?"],
+    before: ['What did {P} do before starting at {new}?', "What was {P}'s old job?", 'Which job did {P} leave for {new}?'],
+    asOf: ["What was {P}'s job {when}?", 'What did {P} do for a living back {when}?', 'Where was {P} working {when}?'],
+  },
+};
+
+/**
+ * Knowledge-update and as-of questions about the homes and jobs that changed, drawn after
+ * everything else with their own generator, so the conversations and the other questions are
+ * those of the same seed without them. Per change: the value now (evidence the turns that state
+ * it, `superseded` those that stated the old one), the value before (the old turns), and the value
+ * at a time while the old one held (`as_of` between the turn that stated it and the news of the
+ * change; named by month, or by date when the month is the change's own).
+ */
+function changeQuestions(rng: Rng, changes: Change[]): Draft[] {
+  const drafts: Draft[] = [];
+  const ids = (lines: Line[]): string[] => lines.map((l) => (l.turn as Turn).id);
+  for (const c of changes) {
+    const asks = CHANGE_ASKS[c.what];
+    const short = c.what === 'home' ? c.current.value : (c.current.value.split(' at ')[1] as string);
+    const fillChange = (template: string, when = ''): string => template.replaceAll('{P}', c.person.name).replaceAll('{new}', short).replaceAll('{when}', when);
+    drafts.push({ kind: 'knowledge-update', question: fillChange(rng.pick(asks.now)), answer: c.current.value, evidence: c.current.lines, superseded: ids(c.old.lines) });
+    drafts.push({ kind: 'knowledge-update', question: fillChange(rng.pick(asks.before)), answer: c.old.value, evidence: c.old.lines });
+    const from = Math.max(...c.old.lines.map((l) => (l.turn as Turn).time));
+    const until = (c.announced.turn as Turn).time;
+    const at = from + Math.floor(rng.float() * (until - from));
+    const date = new Date(at * 1000);
+    const when = monthYear(date) === monthYear(new Date(until * 1000)) ? `on ${formatDate(date)}` : `in ${monthYear(date)}`;
+    drafts.push({ kind: 'as-of', question: fillChange(rng.pick(asks.asOf), when), answer: c.old.value, evidence: c.old.lines, as_of: at });
+  }
+  return drafts;
 }
 
 function person(name: string, woman: boolean): Person {
@@ -896,13 +967,15 @@ export function generateDataset(seed: number, conversations = 10): Dataset {
   const people = rng.shuffle([...WOMEN.map((n) => person(n, true)), ...MEN.map((n) => person(n, false))]);
   const out: Conversation[] = [];
   const questions: Question[] = [];
+  const changed: Array<{ conversation: string; changes: Change[]; asked: number }> = [];
   let next = 0;
   for (let c = 0; c < conversations; c++) {
     // every third conversation is a group of three
     const size = c % 3 === 2 ? 3 : 2;
     const speakers = Array.from({ length: size }, () => people[next++ % people.length] as Person);
-    const { conversation: conv, drafts } = conversation(rng, c, speakers, rng.shuffle(CITIES));
+    const { conversation: conv, drafts, changes } = conversation(rng, c, speakers, rng.shuffle(CITIES));
     out.push(conv);
+    changed.push({ conversation: conv.id, changes, asked: drafts.length });
     drafts.forEach((d, i) => {
       questions.push({
         id: `${conv.id}:q${i + 1}`,
@@ -911,6 +984,22 @@ export function generateDataset(seed: number, conversations = 10): Dataset {
         question: d.question,
         answer: d.answer,
         evidence: d.evidence.map((line) => (line.turn as Turn).id),
+      });
+    });
+  }
+  // after every other question, with a generator of their own: what came before stays as it was
+  const updates = new Rng(seed + CHANGE_SEED_OFFSET);
+  for (const { conversation: id, changes, asked } of changed) {
+    changeQuestions(updates, changes).forEach((d, i) => {
+      questions.push({
+        id: `${id}:q${asked + i + 1}`,
+        conversation: id,
+        kind: d.kind,
+        question: d.question,
+        answer: d.answer,
+        evidence: d.evidence.map((line) => (line.turn as Turn).id),
+        ...(d.superseded ? { superseded: d.superseded } : {}),
+        ...(d.as_of !== undefined ? { as_of: d.as_of } : {}),
       });
     });
   }
