@@ -11,7 +11,7 @@ import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { reachable } from '../../lib/reachable.js';
 import { Api, childEnv, production, startChild, startWorker, stopChild, type ProfileName } from './children.js';
 import { Bm25 } from './memory-quality/bm25.js';
-import { CHANGE_KINDS, CORE_KINDS, generateDataset, QUESTION_KINDS, type Conversation, type Dataset, type Question, type QuestionKind } from './memory-quality/dataset.js';
+import { CHANGE_KINDS, CORE_KINDS, generateDataset, QUESTION_KINDS, type Conversation, type Dataset, type Fact, type Question, type QuestionKind } from './memory-quality/dataset.js';
 
 // Memory quality (`npm run bench:memory-quality`, issue 14): seeded multi-session chats stored turn
 // by turn as memories (infer: false, one user_id per conversation, each turn's time as its event
@@ -115,14 +115,53 @@ async function storePlain(api: Api, conversation: Conversation): Promise<void> {
   }
 }
 
+/**
+ * The facts track: each person whose home or job changes gets a user of their own, holding their
+ * own chat lines (stored as given) and the facts they tell the assistant (mem0 add with infer, the
+ * local rules deciding, at the time each became true). An UPDATE supersedes the old fact, whose
+ * text stays as a version: its id is read from the memory's chain. Returns memory id → turn or
+ * fact id, and each owner's memory count (every version).
+ */
+async function storeFacts(api: Api, data: Dataset): Promise<{ ids: Map<string, string>; owners: Map<string, number> }> {
+  const ids = new Map<string, string>();
+  const owners = new Map<string, number>();
+  const facts = data.facts ?? [];
+  for (const owner of new Set(facts.map((f) => f.owner))) {
+    const own = facts.filter((f) => f.owner === owner).sort((a, b) => a.time - b.time);
+    const { conversation, speaker } = own[0] as Fact;
+    const turns = (data.conversations.find((c) => c.id === conversation) as Conversation).sessions.flatMap((s) => s.turns).filter((t) => t.speaker === speaker);
+    await pool(turns, async (turn) => {
+      const added = await api.call('POST', '/v3/memories/add/', { messages: [{ role: 'user', content: `${turn.speaker}: ${turn.text}` }], user_id: owner, infer: false, timestamp: turn.time });
+      ids.set(((added.results as Array<{ id: string }>)[0] as { id: string }).id, turn.id);
+    });
+    let count = turns.length;
+    for (const fact of own) {
+      const added = await api.call('POST', '/v3/memories/add/', { messages: [{ role: 'user', content: fact.text }], user_id: owner, timestamp: fact.time });
+      for (const m of added.results as Array<{ id: string; event: string }>) {
+        const before = ids.get(m.id);
+        if (m.event === 'ADD') count++;
+        if (m.event === 'ADD' || m.event === 'UPDATE') ids.set(m.id, fact.id);
+        if (m.event === 'UPDATE') {
+          count++;
+          const chain = (await api.call('GET', `/v1/memories/${m.id}/versions/`)) as unknown as Array<{ id: string }>;
+          // the newest superseded version holds the text this update replaced
+          if (chain[1] && before !== undefined) ids.set(chain[1].id, before);
+        }
+      }
+    }
+    owners.set(owner, count);
+  }
+  return { ids, owners };
+}
+
 /** Polls the list of each user's memories until all `expected` are indexed. */
-async function waitIndexed(api: Api, users: Map<string, number>): Promise<void> {
+async function waitIndexed(api: Api, users: Map<string, number>, versions = false): Promise<void> {
   const deadline = Date.now() + INDEX_TIMEOUT_MS;
   for (const [user, expected] of users) {
     for (;;) {
       let indexed = 0;
       for (let page = 1; ; page++) {
-        const listed = await api.call('POST', `/v3/memories/?page=${page}&page_size=100`, { filters: { user_id: user } });
+        const listed = await api.call('POST', `/v3/memories/?page=${page}&page_size=100`, { filters: { user_id: user }, ...(versions ? { include_superseded: true } : {}) });
         const results = listed.results as Array<{ embedding_status: string; embedding_error: string | null }>;
         for (const m of results) {
           if (m.embedding_status === 'failed') throw new Error(`a memory of ${user} failed to index: ${m.embedding_error}`);
@@ -171,7 +210,8 @@ async function serverSupport(api: Api): Promise<ServerSupport> {
 async function searchAll(api: Api, data: Dataset, turnOf: Map<string, string>, support: ServerSupport): Promise<Map<string, Ranked>> {
   const search = async (q: Question, extra: Record<string, unknown>): Promise<string[]> => {
     const asOf = q.as_of === undefined ? {} : { as_of: q.as_of };
-    const found = await api.call('POST', SEARCH_ROUTE, { query: q.question, filters: { user_id: q.conversation }, ...asOf, ...extra });
+    const history = q.include_superseded ? { include_superseded: true } : {};
+    const found = await api.call('POST', SEARCH_ROUTE, { query: q.question, filters: { user_id: q.owner ?? q.conversation }, ...asOf, ...history, ...extra });
     return (found.results as Array<{ id: string }>).map((r) => turnOf.get(r.id) ?? `unknown:${r.id}`);
   };
   const plainSearch = async (q: Question): Promise<string[]> => {
@@ -185,7 +225,11 @@ async function searchAll(api: Api, data: Dataset, turnOf: Map<string, string>, s
   let done = 0;
   await pool(data.questions, async (q) => {
     const lexical = (bm25.get(q.conversation) as Bm25).rank(q.question, q.as_of).slice(0, TOP_K);
-    if (q.as_of !== undefined && !support.asOf) {
+    if (q.owner !== undefined) {
+      // the facts track is Cairn's own (facts added with infer): no baseline holds the facts
+      const [dense, keyword, final] = await Promise.all([search(q, { mode: 'dense', top_k: FUSION_DEPTH }), search(q, { mode: 'keyword', top_k: FUSION_DEPTH }), search(q, { top_k: TOP_K })]);
+      ranked.set(q.id, { plain: null, dense: dense.slice(0, TOP_K), keyword: keyword.slice(0, TOP_K), hybrid: null, 'bm25+': null, final });
+    } else if (q.as_of !== undefined && !support.asOf) {
       const plain = await plainSearch(q);
       ranked.set(q.id, { plain: plain.slice(0, TOP_K), dense: null, keyword: null, hybrid: null, 'bm25+': lexical, final: null });
     } else {
@@ -299,6 +343,8 @@ async function prepareProduction(): Promise<void> {
 interface ProfileResult {
   scores: Scores;
   currentFirst: Record<Method, CurrentFirst | null>;
+  /** The facts track (generated data, a server with as_of): its knowledge-update and as-of questions. */
+  facts: { scores: Scores; currentFirst: Record<Method, CurrentFirst | null> } | null;
   server: ServerSupport;
 }
 
@@ -337,14 +383,27 @@ async function runProfile(profile: ProfileName, data: Dataset): Promise<ProfileR
     }
     await waitIndexed(api, users);
     process.stderr.write(`[${profile}] ${turnOf.size} memories indexed in ${((performance.now() - started) / 1000).toFixed(0)} s; searching ${data.questions.length} questions\n`);
+    // the facts track needs what the server's validity gives: as_of and versions
+    const tracked = support.asOf ? await storeFacts(api, data) : { ids: new Map<string, string>(), owners: new Map<string, number>() };
+    for (const [memory, id] of tracked.ids) turnOf.set(memory, id);
+    await waitIndexed(api, tracked.owners, true);
+    const asked = support.asOf ? data : { ...data, questions: data.questions.filter((q) => q.owner === undefined) };
 
-    const ranked = await searchAll(api, data, turnOf, support);
+    const ranked = await searchAll(api, asked, turnOf, support);
     if (args.lists) {
       const lines = data.questions.map((q) => JSON.stringify({ profile, id: q.id, kind: q.kind, question: q.question, evidence: q.evidence, superseded: q.superseded, as_of: q.as_of, ...ranked.get(q.id) }));
       fs.appendFileSync(args.lists, `${lines.join('\n')}\n`);
     }
-    const result = { scores: score(data.questions, ranked), currentFirst: currentFirst(data.questions, ranked), server: support };
+    const chat = asked.questions.filter((q) => q.owner === undefined);
+    const facts = asked.questions.filter((q) => q.owner !== undefined);
+    const result = {
+      scores: score(chat, ranked),
+      currentFirst: currentFirst(chat, ranked),
+      facts: facts.length === 0 ? null : { scores: score(facts, ranked), currentFirst: currentFirst(facts, ranked) },
+      server: support,
+    };
     for (const c of data.conversations) await api.call('DELETE', `/v1/memories?user_id=${c.id}`);
+    for (const owner of tracked.owners.keys()) await api.call('DELETE', `/v1/memories?user_id=${encodeURIComponent(owner)}`);
     await api.call('DELETE', `/v1/indexes/${PLAIN_INDEX}`);
     return result;
   } finally {
@@ -416,7 +475,8 @@ function verdict(scores: Scores): Verdict {
 /** A dataset of the user's own, checked enough that a mistake in it fails here, not as a low score. */
 function loadDataset(file: string): Dataset {
   const data = JSON.parse(fs.readFileSync(file, 'utf8')) as Dataset;
-  const turns = new Set(data.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => t.id))));
+  // a fact of the facts track stands for evidence as a turn does
+  const turns = new Set([...data.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => t.id))), ...(data.facts ?? []).map((f) => f.id)]);
   const conversations = new Set(data.conversations.map((c) => c.id));
   for (const q of data.questions) {
     if (!QUESTION_KINDS.includes(q.kind)) throw new Error(`${file}: question ${q.id} has kind ${q.kind}; kinds are ${QUESTION_KINDS.join(', ')}`);
@@ -448,9 +508,14 @@ async function main(): Promise<number> {
   for (const profile of PROFILES) {
     const result = await runProfile(profile, data);
     const v = verdict(result.scores);
-    const gap = overBm25(data, result.scores);
+    const gap = overBm25({ ...data, questions: data.questions.filter((q) => q.owner === undefined) }, result.scores);
     results[profile] = { ...result, verdict: v, finalMinusBm25: gap };
-    process.stdout.write(`\n### ${profile} — recall@10 in %, any / all evidence (questions per kind in brackets)\n\n${table(data, result)}\n\n`);
+    const chatData = { ...data, questions: data.questions.filter((q) => q.owner === undefined) };
+    process.stdout.write(`\n### ${profile} — recall@10 in %, any / all evidence (questions per kind in brackets)\n\n${table(chatData, result)}\n\n`);
+    if (result.facts) {
+      const factData = { ...data, questions: data.questions.filter((q) => q.owner !== undefined) };
+      process.stdout.write(`\n### ${profile} — facts track (each person's lines and the facts they told, added with infer): recall@10 in %\n\n${table(factData, { ...result, ...result.facts })}\n\n`);
+    }
     process.stdout.write(`final − bm25+ in points, any / all: ${Object.entries(gap).map(([k, d]) => `${k} ${d ? `${sign(d.any)} / ${sign(d.all)}` : 'not supported by server'}`).join('; ')}\n`);
     process.stdout.write(
       `targets: final ≥ plain dense + ${TARGET.finalOverDense} points overall: ${v.finalOverDense.met ? 'met' : 'MISSED'} (${sign(v.finalOverDense.points)}; ${sign(v.finalOverDense.overModeDense)} over mode: dense); ` +

@@ -278,6 +278,28 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect((await t.http.get(`/v1/memories/${memory?.id}/`).set('Authorization', token(projectA.key))).body.memory).to.equal('I live in Porto.');
       });
 
+      it('update supersedes: search with as_of finds the old text and not the new, include_superseded both, get_all the current one', async () => {
+        const user = unique('py-as-of');
+        const [memory] = await seed(user, ['I live in Lisbon.'], { timestamp: 1_600_000_000 });
+        const id = memory?.id as string;
+        await py.ok(kind, 'update', [id], { text: 'I live in Porto.', timestamp: 1_700_000_000 });
+        const every = await waitFor(
+          async () => {
+            const res = await py.ok<{ results: Array<Memory & { superseded_by: string | null }> }>(kind, 'search', ['where does the user live?'], { filters: { user_id: user }, include_superseded: true });
+            return res.results.length === 2 ? res.results : null;
+          },
+          { timeoutMs: 30_000, message: 'both versions searchable' },
+        );
+        expect(every.map((m) => [m.memory, m.superseded_by])).to.deep.equal([
+          ['I live in Porto.', null],
+          ['I live in Lisbon.', id],
+        ]);
+        const then = await py.ok<{ results: Memory[] }>(kind, 'search', ['where does the user live?'], { filters: { user_id: user }, as_of: 1_650_000_000 });
+        expect(then.results.map((m) => m.memory)).to.deep.equal(['I live in Lisbon.']);
+        const now = await py.ok<{ results: Memory[] }>(kind, 'get_all', [], { filters: { user_id: user } });
+        expect(now.results.map((m) => m.memory)).to.deep.equal(['I live in Porto.']);
+      });
+
       it('history: every change, oldest first', async () => {
         const [memory] = await seed(unique('py-history'), ['I play chess.']);
         await py.ok(kind, 'update', [memory?.id as string], { text: 'I play go.' });
@@ -361,13 +383,15 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         expect((await py.ok<Memory>(kind, 'get', [id])).expiration_date).to.equal('2999-01-01');
       });
 
-      it('delete: delete_linked=True deletes the memory (updates rewrite in place, so none is linked)', async () => {
+      it('delete: delete_linked=True deletes the memory with the text its update superseded', async () => {
         const user = unique('py-delete-linked');
         const [memory] = await seed(user, ['I own a kayak.', 'I own a tent.']);
         await py.ok(kind, 'update', [memory?.id as string], { text: 'I own two kayaks.' });
         expect((await py.ok<{ message: string }>(kind, 'delete', [memory?.id as string], { delete_linked: true })).message).to.match(/deleted/);
         expect((await py.call(kind, 'get', [memory?.id as string])).error).to.include({ type: 'MemoryNotFoundError', status: 404 });
         expect(await countOf(user)).to.equal(1);
+        const versions = await t.http.post('/v3/memories/').set('Authorization', token(projectA.key)).send({ filters: { user_id: user }, include_superseded: true });
+        expect(versions.body.results.map((m: Memory) => m.memory)).to.deep.equal(['I own a tent.']);
       });
 
       it('users: the entities that have memories, with their counts', async () => {

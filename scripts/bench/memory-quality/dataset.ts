@@ -49,12 +49,33 @@ export interface Question {
   superseded?: string[];
   /** The time the question asks about, unix seconds: searched with `as_of` (an as-of question). */
   as_of?: number;
+  /**
+   * The facts track: the question is asked of one person's memories (`owner`, their user_id) —
+   * their own chat lines stored as given and the facts they told the assistant (`Dataset.facts`,
+   * added with infer) — instead of the conversation's; `include_superseded` for a question about
+   * a value before, which a client asks of the history.
+   */
+  owner?: string;
+  include_superseded?: boolean;
+}
+
+/** A fact a person tells the assistant (a mem0 add with infer), at the time it became true; its id stands for the memory holding its text. */
+export interface Fact {
+  id: string;
+  /** The person's user_id: `<conversation>/<name>`. */
+  owner: string;
+  conversation: string;
+  speaker: string;
+  time: number;
+  text: string;
 }
 
 export interface Dataset {
   seed: number;
   conversations: Conversation[];
   questions: Question[];
+  /** The facts track's facts (generated data only). */
+  facts?: Fact[];
 }
 
 const DAY = 86_400_000;
@@ -957,6 +978,36 @@ function changeQuestions(rng: Rng, changes: Change[]): Draft[] {
   return drafts;
 }
 
+/**
+ * The facts track of a change: the old and the new value as the person would tell an assistant,
+ * at the times they became true, and the change's three questions asked again of the person's
+ * own memories, the fact holding the answer among the evidence.
+ */
+function changeFacts(conversation: string, c: Change, questions: Question[], next: () => string): { facts: Fact[]; questions: Question[] } {
+  const owner = `${conversation}/${c.person.name}`;
+  const at = (lines: Line[]): number => Math.max(...lines.map((l) => (l.turn as Turn).time));
+  const text =
+    c.what === 'home'
+      ? { old: `I live in ${c.old.value}.`, current: `I moved to ${c.current.value}.` }
+      : { old: `I work as ${article(c.old.value)} ${c.old.value}.`, current: `I now work as ${article(c.current.value)} ${c.current.value}.` };
+  const old: Fact = { id: `${owner}:${c.what}:old`, owner, conversation, speaker: c.person.name, time: at(c.old.lines), text: text.old };
+  const current: Fact = { id: `${owner}:${c.what}:new`, owner, conversation, speaker: c.person.name, time: (c.announced.turn as Turn).time, text: text.current };
+  const [now, before, asOf] = questions as [Question, Question, Question];
+  return {
+    facts: [old, current],
+    questions: [
+      { ...now, id: next(), owner, evidence: [current.id, ...now.evidence], superseded: [old.id, ...(now.superseded ?? [])] },
+      { ...before, id: next(), owner, evidence: [old.id, ...before.evidence], include_superseded: true },
+      { ...asOf, id: next(), owner, evidence: [old.id, ...asOf.evidence] },
+    ],
+  };
+}
+
+/** "an" before a vowel, "a" otherwise. */
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
+}
+
 function person(name: string, woman: boolean): Person {
   return woman ? { name, subj: 'she', obj: 'her', poss: 'her' } : { name, subj: 'he', obj: 'him', poss: 'his' };
 }
@@ -989,7 +1040,10 @@ export function generateDataset(seed: number, conversations = 10): Dataset {
   }
   // after every other question, with a generator of their own: what came before stays as it was
   const updates = new Rng(seed + CHANGE_SEED_OFFSET);
+  const facts: Fact[] = [];
+  const tracked: Question[] = [];
   for (const { conversation: id, changes, asked } of changed) {
+    const start = questions.length;
     changeQuestions(updates, changes).forEach((d, i) => {
       questions.push({
         id: `${id}:q${asked + i + 1}`,
@@ -1002,6 +1056,14 @@ export function generateDataset(seed: number, conversations = 10): Dataset {
         ...(d.as_of !== undefined ? { as_of: d.as_of } : {}),
       });
     });
+    // the facts track draws nothing at random: its questions are these, asked of each person
+    let n = asked + changes.length * 3;
+    changes.forEach((c, i) => {
+      const track = changeFacts(id, c, questions.slice(start + i * 3, start + i * 3 + 3), () => `${id}:q${++n}`);
+      facts.push(...track.facts);
+      tracked.push(...track.questions);
+    });
   }
-  return { seed, conversations: out, questions };
+  questions.push(...tracked);
+  return { seed, conversations: out, questions, facts };
 }
