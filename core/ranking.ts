@@ -100,3 +100,36 @@ export function lessHubs<T extends { score: number; values?: ArrayLike<number> }
   corrected.sort((x, y) => y.corrected - x.corrected);
   return [...corrected, ...without];
 }
+
+/** A sentence: a run of text up to and with its closing marks (or the text's end). */
+const SENTENCE = /[^.!?。！？]+[.!?。！？]*/gu;
+
+/** A word: a run of non-space characters with at least one letter or digit in it. */
+const WORD = /\S*[\p{L}\p{N}]\S*/gu;
+
+/**
+ * Whether a text mostly asks: more than half of its words are in sentences that end with a
+ * question mark. `Cool! What did it look like?` asks; `I went to the support group yesterday, it
+ * was so powerful. How about you?` tells, though it ends with a question.
+ */
+export function mostlyAsks(text: string): boolean {
+  let asking = 0;
+  let all = 0;
+  for (const sentence of text.match(SENTENCE) ?? []) {
+    const words = sentence.match(WORD)?.length ?? 0;
+    all += words;
+    if (/[?？]$/u.test(sentence.trim())) asking += words;
+  }
+  return asking * 2 > all;
+}
+
+/**
+ * A ranking in which each hit that `asks` holds half its score, best first (the given order
+ * between equal scores). In a conversation a question shares the words and the topic of every
+ * later question about it, so questions crowd the first ranks, yet the answer is in what was
+ * told: on the memory-quality chats a third of the ten results mostly asked, and 3 of 1 389
+ * evidence turns did.
+ */
+export function lessAsking<T extends { id: string; score: number }>(ranked: T[], asks: (id: string) => boolean): T[] {
+  return ranked.map((hit) => (asks(hit.id) ? { ...hit, score: hit.score / 2 } : hit)).sort((a, b) => b.score - a.score);
+}

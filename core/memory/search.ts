@@ -3,7 +3,7 @@ import type { EntityColumn, EntityPins } from '../../db/repositories/memory-term
 import type { CollectionSpec, VectorStore } from '../../contracts/vector-store.js';
 import { parseFilter, toPredicate, type FilterNode } from '../../contracts/filter/filter.js';
 import { AppError, badRequest } from '../../lib/errors.js';
-import { cosine, lessHubs, reciprocalRankFusion, RRF_K } from '../ranking.js';
+import { cosine, lessAsking, lessHubs, mostlyAsks, reciprocalRankFusion, RRF_K } from '../ranking.js';
 import type { KeywordHit, MemoryKeywords } from './keyword.js';
 import { ENTITY_IDS, filterRow, MEMORY_FILTER_SCOPE, memoryFields, type MemoryFields } from './rows.js';
 import type { MemoryModels } from './memory-models.js';
@@ -176,6 +176,7 @@ export class MemorySearch {
     if (keyword && keyword.length > 0) lists.push(keyword);
     const full = lists.some((list) => list.length >= pool);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
+    if (mode === 'hybrid') ranked = await this.lessAsking(projectId, ranked, pool, rows);
     if (input.threshold !== undefined) {
       await this.measureSimilarity(spec as CollectionSpec, projectId, vector as Float32Array, ranked.map((r) => r.id).filter((id) => !similarity.has(id)), similarity);
       ranked = ranked.filter((r) => (similarity.get(r.id) ?? -Infinity) >= (input.threshold as number));
@@ -198,6 +199,20 @@ export class MemorySearch {
       head = head.map((h) => ({ id: h.id, score: h.score, values: values.get(h.id) }));
     }
     return [...lessHubs(head), ...hits.slice(HUB_POOL)].map((h) => ({ id: h.id, score: h.score }));
+  }
+
+  /**
+   * Hybrid search's fused ranking with each of its first `pool` memories that mostly asks
+   * (`mostlyAsks`: a question, not what was told) at half its score (`lessAsking`). Their rows are
+   * read here and kept in `rows`, where `visible` finds them.
+   */
+  private async lessAsking(projectId: string, ranked: Array<{ id: string; score: number }>, pool: number, rows: Map<string, MemoryRow>): Promise<Array<{ id: string; score: number }>> {
+    const head = new Set(ranked.slice(0, pool).map((r) => r.id));
+    for (const row of await this.rows.getMany(projectId, [...head].filter((id) => !rows.has(id)))) rows.set(row.id, row);
+    return lessAsking(ranked, (id) => {
+      const row = head.has(id) ? rows.get(id) : undefined;
+      return row !== undefined && mostlyAsks(row.memory);
+    });
   }
 
   /**

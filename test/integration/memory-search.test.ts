@@ -187,6 +187,27 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(ids(deep)).to.have.members(added.map((m) => m.id));
   });
 
+  it('ranks what was told about a topic above the questions asked about it, which still come after', async () => {
+    const user = unique('u');
+    const questions = ['Caroline: Where do you like to go camping?', 'Caroline: Wow, Mel! What is your best camping memory?', 'Caroline: Did you go camping again this summer?'];
+    const told = ['Melanie: We spent a weekend in a tent by the lake at Pinewood, the kids loved it', 'Melanie: Two nights in the mountains with the family, we slept under the stars'];
+    // days apart so that no line is another's context
+    const added: Memory[] = [];
+    for (const [i, text] of [...questions, ...told].entries()) added.push(...(await api.add(user, [text], 1_650_000_000 + i * 86_400)));
+    await api.indexed(added.map((m) => m.id));
+    const toldIds = added.slice(questions.length).map((m) => m.id);
+    const query = { query: 'Where did she go camping?', filters: { user_id: user }, top_k: 2 };
+    const keyword = (await api.search({ ...query, mode: 'keyword' })).hits;
+    const hybrid = (await api.search(query)).hits;
+    const seen = `keyword: ${keyword.map((h) => h.memory).join(' | ')}; hybrid: ${hybrid.map((h) => h.memory).join(' | ')}`;
+    // the questions share the query's word, what answers does not
+    expect(ids(keyword).filter((id) => toldIds.includes(id)), seen).to.deep.equal([]);
+    expect(ids(hybrid), seen).to.have.members(toldIds);
+    const all = (await api.search({ ...query, top_k: 10 })).hits;
+    expect(ids(all)).to.have.members(added.map((m) => m.id));
+    expect(all.map((h) => h.score)).to.deep.equal([...all.map((h) => h.score)].sort((a, b) => b - a));
+  });
+
   it('takes concurrent adds for one user (an importer sending turns in parallel) without a failed write', async () => {
     const user = unique('u');
     const statuses: number[] = [];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { namedTime } from '../../core/memory/signals.js';
 import { queryTerms, termCounts } from '../../contracts/memory-terms.js';
-import { lessHubs } from '../../core/ranking.js';
+import { lessAsking, lessHubs, mostlyAsks } from '../../core/ranking.js';
 
 describe('memory search: keyword terms and the named time', () => {
   it('stems English words, folds possessives, and drops conversational stop words, keeping names and numbers', () => {
@@ -45,5 +45,49 @@ describe('memory search: less weight on hubs (lessHubs)', () => {
     expect(lessHubs(spread).map((h) => h.id)).to.deep.equal(['a', 'b', 'c']);
     expect(lessHubs([hit('only', 0.4, at(0))]).map((h) => [h.id, h.corrected])).to.deep.equal([['only', 0.4]]);
     expect(lessHubs([hit('bare', 0.99), ...spread]).map((h) => h.id)).to.deep.equal(['a', 'b', 'c', 'bare']);
+  });
+});
+
+describe('memory search: less weight on what mostly asks (mostlyAsks, lessAsking)', () => {
+  it('tells a question from a line that tells something and ends with one', () => {
+    expect(mostlyAsks('Cool! What did it look like?')).to.equal(true);
+    expect(mostlyAsks('Caroline: Wow, Mel! What is your best camping memory?')).to.equal(true);
+    expect(mostlyAsks('Nadia: Not yet, is it worth it?')).to.equal(true);
+    expect(mostlyAsks('Kenji: 今日は何を食べた？')).to.equal(true);
+    expect(mostlyAsks('I went to the support group yesterday, it was so powerful. How about you?')).to.equal(false);
+    expect(mostlyAsks('Wow! Did you see that band? [shares a photo of a crowd in front of a stage at night]')).to.equal(false);
+    expect(mostlyAsks('Kenji: Back from Kyoto! We walked through the bamboo grove at sunrise')).to.equal(false);
+    expect(mostlyAsks('')).to.equal(false);
+  });
+
+  it('ranks a question below what answers it when it was first by less than half its score', () => {
+    const asks = new Set(['question', 'other-question']);
+    const ranked = lessAsking(
+      [
+        { id: 'question', score: 1 },
+        { id: 'answer', score: 0.6 },
+        { id: 'other-question', score: 0.5 },
+        { id: 'small-talk', score: 0.4 },
+      ],
+      (id) => asks.has(id),
+    );
+    expect(ranked.map((h) => [h.id, h.score])).to.deep.equal([
+      ['answer', 0.6],
+      ['question', 0.5],
+      ['small-talk', 0.4],
+      ['other-question', 0.25],
+    ]);
+  });
+
+  it('keeps the order of what tells, and of equal scores', () => {
+    const ranked = lessAsking(
+      [
+        { id: 'a', score: 0.9 },
+        { id: 'b', score: 0.5 },
+        { id: 'c', score: 0.5 },
+      ],
+      () => false,
+    );
+    expect(ranked.map((h) => h.id)).to.deep.equal(['a', 'b', 'c']);
   });
 });
