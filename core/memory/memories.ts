@@ -295,7 +295,8 @@ export class Memories {
     const filters = { AND: Object.entries(pins).map(([k, v]) => ({ [k]: v })) };
     const shown = shownMemories(false);
     const current = validIn();
-    const unindexed = (await this.rows.list(projectId, pins, UNINDEXED_CANDIDATES, 0)).filter((r) => r.schema_name === null && r.embedding_status !== 'indexed' && shown(r) && current(r));
+    // the latest written, whatever their event time: a fact told a moment ago about years ago is one
+    const unindexed = (await this.rows.unindexedNewest(projectId, pins, UNINDEXED_CANDIDATES)).filter((r) => r.schema_name === null && shown(r) && current(r));
     const hits = await Promise.all(facts.map((query) => this.memorySearch.search(projectId, { query, filters, top_k: topK, mode: 'dense' })));
     const found = new Map((await this.rows.getMany(projectId, [...new Set(hits.flat().map((h) => h.id))])).map((r) => [r.id, r]));
     return hits.map((matches) => {

@@ -162,6 +162,21 @@ export class MemoriesRepository {
   }
 
   /**
+   * The memories matching `filter` not indexed yet, the latest written first (not the latest by
+   * event time: an add may say when its facts happened, years ago), at most `limit`.
+   */
+  async unindexedNewest(projectId: string, filter: MemoryListFilter, limit: number): Promise<MemoryRow[]> {
+    return (await this.db<MemoryRow>('memories')
+      .where({ project_id: projectId, ...filter })
+      .whereNot('embedding_status', 'indexed')
+      .orderBy([
+        { column: 'updated_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit)) as MemoryRow[];
+  }
+
+  /**
    * The message stored just before `row` in the same conversation: same entity ids, written as a
    * message, at most `withinMs` earlier by event time (the same time: an earlier id).
    */

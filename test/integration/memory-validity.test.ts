@@ -108,6 +108,17 @@ describe(`memory validity: superseded facts and as_of (${PROFILE})`, function ()
     expect(texts(await list(user, { include_superseded: true }))).to.deep.equal(['I love salty food']);
   });
 
+  it('a fact told a moment ago about the past is superseded by the next one, however many newer memories wait to be indexed', async () => {
+    const user = unique('noor');
+    const chat = (part: number) => Array.from({ length: 100 }, (_, i) => ({ role: 'user', content: `Chat line ${part}.${i} about the weather and the weekend.` }));
+    const memories = [0, 1, 2].map((part) => ({ messages: chat(part), user_id: user, timestamp: unix('2024-09-01') }));
+    await post('/v1/batch/', { memories }, 201);
+    // years before the chat, and written while the chat lines still wait for their vectors
+    const [lisbon] = (await add(user, 'I live in Lisbon.', '2019-02-01')) as [Hit & { event: string }];
+    const moved = await add(user, 'I moved to Porto.', '2020-05-01');
+    expect(moved.map((m) => [m.event, m.id])).to.deep.equal([['UPDATE', lisbon.id]]);
+  });
+
   it('a retraction ends validity (the fact stays, found as of before it), while "forget" deletes', async () => {
     const user = unique('omar');
     const [chess] = (await add(user, "I play chess.", "2024-02-01")) as [Hit & { event: string }];
