@@ -25,16 +25,15 @@ export type EntityOwner = Partial<Record<EntityColumn, string>>;
 export class MemoryEntitiesRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Replaces the mentions of each memory with those given, in the caller's transaction. */
+  /**
+   * Replaces the mentions of each memory with those given, in the caller's transaction. Rows are
+   * deleted and inserted by their exact keys, read first without locking: deleting by memory id
+   * alone would lock the index gap where every new memory's rows go (ids are time-ordered), and
+   * concurrent indexing jobs would deadlock on it (MariaDB, repeatable read).
+   */
   async replace(trx: Knex.Transaction, items: Array<{ row: MemoryRow; mentions: EntityMention[] }>): Promise<void> {
     if (items.length === 0) return;
-    await trx('memory_entities')
-      .whereIn(
-        'memory_id',
-        items.map((i) => i.row.id),
-      )
-      .delete();
-    const rows = items.flatMap(({ row, mentions }) =>
+    const wanted = items.flatMap(({ row, mentions }) =>
       mentions.map((m) => ({
         memory_id: row.id,
         kind: m.kind,
@@ -48,12 +47,39 @@ export class MemoryEntitiesRepository {
         seen_at: Number(row.created_at),
       })),
     );
-    for (let i = 0; i < rows.length; i += 500) await trx('memory_entities').insert(rows.slice(i, i + 500));
+    const key = (r: { memory_id: string; kind: string; entity_key: string }): string => `${r.memory_id}\u0000${r.kind}\u0000${r.entity_key}`;
+    const keep = new Set(wanted.map(key));
+    const held = await this.keysOf(trx, items.map((i) => i.row.id));
+    await this.deleteKeys(
+      trx,
+      held.filter((r) => !keep.has(key(r))),
+    );
+    const have = new Set(held.map(key));
+    const fresh = wanted.filter((r) => !have.has(key(r)));
+    for (let i = 0; i < fresh.length; i += 500) await trx('memory_entities').insert(fresh.slice(i, i + 500)).onConflict(['memory_id', 'kind', 'entity_key']).ignore();
   }
 
-  /** Forgets the mentions of memories (deleted, or changed and waiting to be indexed again). */
+  /** Forgets the mentions of memories (deleted, or changed and waiting to be indexed again), by their exact keys (see `replace`). */
   async remove(trx: Knex | Knex.Transaction, ids: string[]): Promise<void> {
-    if (ids.length > 0) await trx('memory_entities').whereIn('memory_id', ids).delete();
+    if (ids.length > 0) await this.deleteKeys(trx, await this.keysOf(trx, ids));
+  }
+
+  /** The keys of the rows of these memories: a plain read, which takes no lock. */
+  private async keysOf(trx: Knex | Knex.Transaction, ids: string[]): Promise<Array<{ memory_id: string; kind: string; entity_key: string }>> {
+    const keys: Array<{ memory_id: string; kind: string; entity_key: string }> = [];
+    for (let i = 0; i < ids.length; i += 500) keys.push(...((await trx('memory_entities').whereIn('memory_id', ids.slice(i, i + 500)).select('memory_id', 'kind', 'entity_key')) as typeof keys));
+    return keys;
+  }
+
+  private async deleteKeys(trx: Knex | Knex.Transaction, keys: Array<{ memory_id: string; kind: string; entity_key: string }>): Promise<void> {
+    for (let i = 0; i < keys.length; i += 200) {
+      const slice = keys.slice(i, i + 200);
+      await trx('memory_entities')
+        .where((q) => {
+          for (const k of slice) q.orWhere({ memory_id: k.memory_id, kind: k.kind, entity_key: k.entity_key });
+        })
+        .delete();
+    }
   }
 
   /**
