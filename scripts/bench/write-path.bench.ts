@@ -52,6 +52,7 @@ const DATABASES: Record<Side, string> = {
 };
 const WARM_UP = 64;
 const RUN_TIMEOUT_MS = 300_000;
+const CLEAN_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
 
@@ -81,8 +82,10 @@ interface Target {
   api: Api;
   db: Knex;
   procs: ChildProcess[];
-  /** The production profile's queues, to wait for them to drain. */
+  /** The production profile's queues, obliterated at the end. */
   queues: Queue[];
+  /** The production profile's embedding queue, to wait for it to drain (the maintenance queue always holds its delayed schedules). */
+  embedding: Queue | null;
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ async function startTarget(profile: ProfileName, side: Side, stamp: string): Pro
       db,
       procs,
       queues,
+      embedding: connection ? (queues[QUEUE_NAMES.indexOf('embedding')] as Queue) : null,
       close: async () => {
         await db.destroy();
         await close();
@@ -168,16 +172,15 @@ async function add(api: Api, user: string, texts: string[]): Promise<number[]> {
   return samples;
 }
 
-/** Deletes `user`'s memories and waits until the outbox (and on production the queues) are idle, so the next run starts from the same state. */
+/** Deletes `user`'s memories and waits until the outbox (and on production the embedding queue) are idle, so the next run starts from the same state. */
 async function clean(target: Target, user: string): Promise<void> {
   await target.api.call('DELETE', `/v1/memories?user_id=${user}`);
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
+  const deadline = Date.now() + CLEAN_TIMEOUT_MS;
   for (;;) {
     const [row] = (await target.db('outbox').count({ n: '*' })) as Array<{ n: number | string }>;
-    let busy = 0;
-    for (const queue of target.queues) busy += Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((s, x) => s + x, 0);
+    const busy = target.embedding ? Object.values(await target.embedding.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((s, x) => s + x, 0) : 0;
     if (Number(row?.n) === 0 && busy === 0) return;
-    if (Date.now() > deadline) throw new Error(`${target.side}: the outbox and queues did not drain after deleting ${user}`);
+    if (Date.now() > deadline) throw new Error(`${target.side}: the outbox (${Number(row?.n)}) and embedding queue (${busy}) did not drain after deleting ${user}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
