@@ -52,7 +52,8 @@ const DATABASES: Record<Side, string> = {
 };
 const WARM_UP = 64;
 const RUN_TIMEOUT_MS = 300_000;
-const CLEAN_TIMEOUT_MS = 60_000;
+// deleting 1,000 memories queues their vector deletes; on a busy machine those take minutes
+const CLEAN_TIMEOUT_MS = 300_000;
 const POLL_MS = 100;
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
 
