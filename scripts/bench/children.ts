@@ -16,8 +16,9 @@ const KILL_GRACE_MS = 3_000;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
-const serverEntry = path.join(here, 'servers.ts');
-const workerEntry = path.join(repoRoot, 'scripts', 'start-worker.ts');
+// Entries relative to a checkout's root, so a bench can start the servers of another checkout (its own code, its own migrations).
+const serverEntry = (root: string): string => path.join(root, 'scripts', 'bench', 'servers.ts');
+const workerEntry = (root: string): string => path.join(root, 'scripts', 'start-worker.ts');
 const READY_POLL_MS = 250;
 
 // BENCH_-prefixed so a DATABASE_URL exported for development is never the one benchmarked (the
@@ -73,12 +74,13 @@ export async function migrateProduction(): Promise<void> {
 }
 
 /**
- * Starts one server child (`hello` or `cairn`) and resolves once it reports `{"ready":true}` on
- * stdout. Other stdout lines are forwarded to stderr unless `forwardLogs` is false.
+ * Starts one server child (`hello` or `cairn`) of the checkout at `root` (this one by default) and
+ * resolves once it reports `{"ready":true}` on stdout. Other stdout lines are forwarded to stderr
+ * unless `forwardLogs` is false.
  */
-export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api', env: NodeJS.ProcessEnv, forwardLogs = true): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry, target, '0'], {
-    cwd: repoRoot,
+export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api', env: NodeJS.ProcessEnv, forwardLogs = true, root = repoRoot): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry(root), target, '0'], {
+    cwd: root,
     env,
     // stdin carries `control` commands
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -113,14 +115,14 @@ export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api'
 }
 
 /**
- * Starts a Cairn worker process (`scripts/start-worker.ts`, as `npm run start:worker` does) and
- * resolves once it logs that it started or, since at LOG_LEVEL=warn it logs nothing then, once
+ * Starts a Cairn worker process (`scripts/start-worker.ts` of the checkout at `root`, as
+ * `npm run start:worker` does) and resolves once it logs that it started or, since at LOG_LEVEL=warn it logs nothing then, once
  * `ready()` (polled) says it consumes jobs. Its stdout is forwarded to stderr.
  */
-export function startWorker(name: string, env: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<ChildProcess> {
+export function startWorker(name: string, env: NodeJS.ProcessEnv, ready: () => Promise<boolean>, root = repoRoot): Promise<ChildProcess> {
   // BENCH_WORKER_PROFILE=<dir>: each worker writes a V8 CPU profile there when it exits
-  const proc = spawn(process.execPath, [...(process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`] : []), '--import', 'tsx', workerEntry], {
-    cwd: repoRoot,
+  const proc = spawn(process.execPath, [...(process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROFILE}`] : []), '--import', 'tsx', workerEntry(root)], {
+    cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -182,11 +184,12 @@ export function control(child: Child, command: 'hold' | 'release'): Promise<void
 }
 
 /**
- * Runs a bench script (`tsx`) in a child process to its end and resolves with its stdout; its
- * stderr goes to the bench's. Rejects when it exits otherwise than with code 0.
+ * Runs a script (`tsx`) in a child process, in the checkout at `root` (this one by default), to its
+ * end and resolves with its stdout; its stderr goes to the bench's. Rejects when it exits otherwise
+ * than with code 0.
  */
-export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
+export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv, root = repoRoot): Promise<string> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(proc);
   let out = '';
   proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
