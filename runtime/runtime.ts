@@ -252,7 +252,7 @@ export class Runtime {
     this.reranking = new Reranking(config.rerankModel !== null ? this.providers.rerankers.get(config.rerankModel) : null, config.rerankTimeoutMs);
     // each project's memory embedding model (its setting, else MEMORY_EMBED_MODEL), read through the configuration cache
     const memoryModels = new MemoryModels(this.repositories.projectSettings, configCache, this.embedders, memoryEmbedModel);
-    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.reranking, memoryModels, this.repositories.memoryEntities);
+    this.memorySearch = new MemorySearch(memories, keywords, this.vectors, this.reranking, memoryModels);
     this.memories = new Memories(memories, writes, this.memorySearch);
     this.bulkMemories = new BulkMemories(memories, writes, this.memories);
     this.memoryIndexer = new MemoryIndexer(memories, this.repositories.memoryEntities, this.vectors, memoryModels);

@@ -150,6 +150,12 @@ interface Token {
   start: boolean;
 }
 
+/**
+ * What chat capitalises that names nothing: a pronoun with its contraction (`I’m`, `We'll`), and
+ * interjections and slang, stretched or not (`Heyy`, `Hiii`, `Gotta`, `Lol`).
+ */
+const NOT_A_NAME = /^(?:(?:i|you|we|they|he|she|it|that|there|let)(?:['’](?:m|ve|ll|d|re|s))?|h+e+y+|h+i+|o+h+|a+h+|u+m+|h+m+|l+o+l+|h+a+(?:h+a+)*|o+m+g+|y+a+y+|w+o+w+|o+k+(?:a+y+)?|y+e+a+h*|y+e+p+|n+o+p+e+|gotta|gonna|wanna|kinda|sorta|dunno|thanks|thx|pls|btw|idk|tbh|ugh+|yikes|nah)$/;
+
 function read(raw: string): MemoryEntity[] {
   // eslint-disable-next-line no-control-regex
   const text = withoutSpeaker(raw.slice(0, ENTITY_TEXT_LIMIT).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' '));
@@ -181,7 +187,7 @@ function read(raw: string): MemoryEntity[] {
       .join('')
       .trim();
     const key = entityKey(name);
-    if (key && /\p{L}|\p{N}/u.test(key)) found.push({ name, key, kind, at: from });
+    if (key && /\p{L}|\p{N}/u.test(key) && !(kind !== 'date' && NOT_A_NAME.test(key))) found.push({ name, key, kind, at: from });
   };
 
   // all spans at once: an entity's own out(its.span) walks the document again

@@ -10,8 +10,6 @@ import type { MemoryModels } from './memory-models.js';
 import { namedTime } from './signals.js';
 import { eventTimeOf, shownMemories } from './expiry.js';
 import { successorsFirst, validIn } from './validity.js';
-import type { MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
-import { entitiesOf } from './entities.js';
 import type { Reranking, RerankReport } from '../reranking.js';
 
 /** How memory search ranks: dense and keyword fused with the time signal (the default), or one side alone. */
@@ -63,7 +61,6 @@ export class MemorySearch {
     private readonly reranking: Reranking,
     /** Each project's embedding model: a project's memories are searched in its model's collection. */
     private readonly models: MemoryModels,
-    private readonly entities?: MemoryEntitiesRepository,
   ) {}
 
   /**
@@ -179,16 +176,6 @@ export class MemorySearch {
     }
     // a side with no hits is no list: the scores stay 1 for first in every list that has any
     if (keyword && keyword.length > 0) lists.push(keyword);
-    if (process.env.CAIRN_EXP?.startsWith('entity') && mode === 'hybrid' && this.entities) {
-      const named = entitiesOf(input.query).filter((e) => e.kind !== 'date' || process.env.CAIRN_EXP === 'entity-dates');
-      if (named.length > 0) {
-        const owner = Object.fromEntries(Object.entries(pinnedEntities(filter)).filter(([, v]) => v.length === 1).map(([k, v]) => [k, v[0]]));
-        const hits = new Map<string, number>();
-        for (const e of named) for (const id of await this.entities.mentioning(projectId, owner, e.key, 500)) hits.set(id, (hits.get(id) ?? 0) + 1);
-        const order = [...hits.entries()].sort((a, b) => b[1] - a[1] || (similarity.get(b[0]) ?? -1) - (similarity.get(a[0]) ?? -1)).slice(0, pool);
-        if (order.length > 0 && order.length < 500) lists.push(order.map(([id, n]) => ({ id, score: n })));
-      }
-    }
     const full = lists.some((list) => list.length >= pool);
     let ranked = mode === 'hybrid' ? fuse(lists) : (lists[0] ?? []);
     if (mode === 'hybrid') ranked = await this.lessAsking(projectId, ranked, pool, rows);

@@ -34,6 +34,13 @@ describe('entities of a memory', () => {
     expect(entitiesOf('We live in The Hague now').map((e) => e.key)).to.include('hague');
   });
 
+  it('takes no pronoun or chat interjection for a name, however it is capitalised', () => {
+    for (const line of ['I’m so tired today', "I'm back!", 'Heyy how was it', 'Hiii', 'Gotta run, Lol', "We'll see"]) {
+      expect(entitiesOf(line).filter((e) => e.kind !== 'date'), line).to.deep.equal([]);
+    }
+    expect(entitiesOf('I’m meeting Priya in Kraków').map((e) => e.key)).to.include.members(['priya', 'kraków']);
+  });
+
   it('gives each name and kind once, as first written', () => {
     const found = entitiesOf('Anna met Anna and ANNA in Lisbon, then lisbon again with Anna.');
     expect(found.filter((e) => e.key === 'anna')).to.have.length(1);
