@@ -993,14 +993,25 @@ function changeFacts(conversation: string, c: Change, questions: Question[], nex
   const old: Fact = { id: `${owner}:${c.what}:old`, owner, conversation, speaker: c.person.name, time: at(c.old.lines), text: text.old };
   const current: Fact = { id: `${owner}:${c.what}:new`, owner, conversation, speaker: c.person.name, time: (c.announced.turn as Turn).time, text: text.current };
   const [now, before, asOf] = questions as [Question, Question, Question];
+  // asked of the person's own memories, as a user asks their assistant (mem0's "What are my …?")
+  const mine = (q: Question): Question => ({ ...q, id: next(), owner, question: firstPerson(q.question, c.person.name) });
   return {
     facts: [old, current],
     questions: [
-      { ...now, id: next(), owner, evidence: [current.id, ...now.evidence], superseded: [old.id, ...(now.superseded ?? [])] },
-      { ...before, id: next(), owner, evidence: [old.id, ...before.evidence], include_superseded: true },
-      { ...asOf, id: next(), owner, evidence: [old.id, ...asOf.evidence] },
+      { ...mine(now), evidence: [current.id, ...now.evidence], superseded: [old.id, ...(now.superseded ?? [])] },
+      { ...mine(before), evidence: [old.id, ...before.evidence], include_superseded: true },
+      { ...mine(asOf), evidence: [old.id, ...asOf.evidence] },
     ],
   };
+}
+
+/** A question about `name` as they would ask it about themselves: "Where does Kenji live now?" → "Where do I live now?". */
+function firstPerson(question: string, name: string): string {
+  return question
+    .replaceAll(`${name}'s`, 'my')
+    .replace(new RegExp(`\\bdoes ${name}\\b`, 'g'), 'do I')
+    .replace(new RegExp(`\\bis ${name}\\b`, 'g'), 'am I')
+    .replaceAll(name, 'I');
 }
 
 /** "an" before a vowel, "a" otherwise. */
