@@ -371,11 +371,15 @@ export class MemoriesRepository {
       ])) as HistoryRow[];
   }
 
-  /** Every value of an entity column the project's memories carry, with its memory count, in one grouped query. */
+  /**
+   * Every value of an entity column the project's memories carry, with its count of memories valid
+   * now (not the versions updates superseded, nor the memories add decisions ended), in one grouped query.
+   */
   async entityCounts(projectId: string, column: EntityColumn): Promise<EntityCount[]> {
     const rows = (await this.db('memories')
       .where('project_id', projectId)
       .whereNotNull(column)
+      .whereNull('valid_to')
       .groupBy(column)
       .select(`${column} as name`, this.db.raw('count(*) as total'), this.db.raw('min(created_at) as first_at'), this.db.raw('max(updated_at) as last_at'))) as Array<{
       name: string;
