@@ -36,6 +36,7 @@ export function EntityPage({ type, id }: { type: EntityType; id: string }) {
           setPage(1);
         }}
       />
+      <Mentions type={type} id={id} indexed={list ? list.results.filter((m) => m.embedding_status === 'indexed').length : 0} />
       <h2>Memories {list ? <span class="muted">({list.count})</span> : null}</h2>
       <ErrorNote error={error} />
       {list === null && error === null ? <Loading /> : null}
@@ -83,6 +84,53 @@ export function EntityPage({ type, id }: { type: EntityType; id: string }) {
             Next
           </button>
         </nav>
+      ) : null}
+    </>
+  );
+}
+
+/** The people, places, organisations, products and dates this owner's memories mention (20 most mentioned): found when each memory is indexed. */
+function Mentions({ type, id, indexed }: { type: EntityType; id: string; indexed: number }) {
+  const { value: found, error } = useLoaded(
+    () => unwrap(api.POST('/v3/memories/entities', { body: { filters: entityFilter(type, id), limit: 20 } })).then((answer) => answer.results ?? []),
+    () => false,
+    // read again as memories get indexed: that is when their entities are found
+    [type, id, indexed],
+  );
+  return (
+    <>
+      <h2>Mentioned</h2>
+      <ErrorNote error={error} />
+      {found === null && error === null ? <Loading /> : null}
+      {found !== null && found.length === 0 ? <p class="muted">No names or dates found in the memories yet.</p> : null}
+      {found !== null && found.length > 0 ? (
+        <table>
+          <caption class="visually-hidden">Named entities the memories of {type} {id} mention</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Memories</th>
+              <th scope="col">First</th>
+              <th scope="col">Last</th>
+            </tr>
+          </thead>
+          <tbody>
+            {found.map((e) => (
+              <tr key={`${e.kind}:${e.key}`}>
+                <td>{e.name}</td>
+                <td>{e.kind}</td>
+                <td>{e.count}</td>
+                <td>
+                  <Time value={e.first_seen} />
+                </td>
+                <td>
+                  <Time value={e.last_seen} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       ) : null}
     </>
   );

@@ -1,16 +1,21 @@
 import { useState } from 'preact/hooks';
 import { api, ENTITY_TYPES, unwrap, type Memory } from '../api';
 import { ConfirmAction, ErrorNote, Loading, PageTitle, Status, Time, useLoaded, useSubmit } from '../components';
-import { entityPath, Link, navigate } from '../router';
+import { entityPath, Link, memoryPath, navigate } from '../router';
 
 /** One memory: its text, metadata, categories and status, every change to it, and editing and deleting it. */
 export function MemoryPage({ id }: { id: string }) {
   const { value, error, reload } = useLoaded(
-    () => Promise.all([unwrap(api.GET('/v1/memories/{id}', { params: { path: { id } } })), unwrap(api.GET('/v1/memories/{id}/history', { params: { path: { id } } }))]),
+    () =>
+      Promise.all([
+        unwrap(api.GET('/v1/memories/{id}', { params: { path: { id } } })),
+        unwrap(api.GET('/v1/memories/{id}/history', { params: { path: { id } } })),
+        unwrap(api.GET('/v1/memories/{id}/versions', { params: { path: { id } } })),
+      ]),
     ([found]) => found.embedding_status === 'pending',
     [id],
   );
-  const [memory, history] = value ?? [null, null];
+  const [memory, history, versions] = value ?? [null, null, null];
 
   if (memory === null) {
     return (
@@ -49,6 +54,22 @@ export function MemoryPage({ id }: { id: string }) {
         <dd>
           <Time value={memory.created_at} />
         </dd>
+        <dt>Valid</dt>
+        <dd>
+          from <Time value={memory.valid_from} /> {memory.valid_to ? (
+            <>
+              to <Time value={memory.valid_to} />
+            </>
+          ) : (
+            'until now'
+          )}
+          {memory.superseded_by ? (
+            <>
+              {' '}
+              · superseded by <Link href={memoryPath(memory.superseded_by)}>the current text</Link>
+            </>
+          ) : null}
+        </dd>
         <dt>Written</dt>
         <dd>
           <Time value={memory.updated_at} />
@@ -64,8 +85,34 @@ export function MemoryPage({ id }: { id: string }) {
           <code>{memory.id}</code>
         </dd>
       </dl>
-      <EditMemory key={memory.updated_at} memory={memory} onSaved={reload} />
+      {memory.superseded_by ? null : <EditMemory key={memory.updated_at} memory={memory} onSaved={reload} />}
       <DeleteMemory id={id} onDeleted={() => navigate(firstOwner ? entityPath(firstOwner[0], firstOwner[1]) : '/console')} />
+      {versions !== null && versions.length > 1 ? (
+        <>
+          <h2>Versions</h2>
+          <table>
+            <caption class="visually-hidden">What this memory said and when it held, the current text first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Text</th>
+                <th scope="col">Valid from</th>
+                <th scope="col">Valid to</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((v) => (
+                <tr key={v.id}>
+                  <td class="memory-text">{v.id === memory.id ? v.memory : <Link href={memoryPath(v.id ?? '')}>{v.memory}</Link>}</td>
+                  <td>
+                    <Time value={v.valid_from} />
+                  </td>
+                  <td>{v.valid_to ? <Time value={v.valid_to} /> : <span class="muted">now</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
       <h2>History</h2>
       {history === null || history.length === 0 ? (
         <p class="muted">No changes recorded.</p>

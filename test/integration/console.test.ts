@@ -15,8 +15,8 @@ describe('web console in a browser', function () {
   let t: TestRuntime;
   let web: ConsoleBrowser;
   const alice = unique('alice');
-  const first = `${alice} prefers green tea in the morning`;
-  const changed = `${alice} prefers black coffee in the morning`;
+  const first = `${alice} prefers green tea in the morning in Lisbon`;
+  const changed = `${alice} prefers black coffee in the morning in Lisbon`;
   let a: { key: string; projectId: string; name: string };
   let b: { key: string; projectId: string; name: string };
   let bMemoryId: string;
@@ -93,6 +93,8 @@ describe('web console in a browser', function () {
     // workers start: the page, which looks again while a memory is pending, shows it indexed
     await t.runtime.start();
     await row.getByText('indexed', { exact: true }).waitFor({ timeout: 60_000 });
+    // the names its memories mention, found as they are indexed
+    await page.getByRole('table', { name: `Named entities the memories of user ${alice} mention` }).getByRole('row').filter({ hasText: 'Lisbon' }).waitFor();
     await web.checkPage(visit, 'entity');
 
     await page.getByRole('link', { name: `Search this user's memories` }).click();
@@ -121,6 +123,10 @@ describe('web console in a browser', function () {
     expect(await update.locator('td').nth(2).innerText()).to.equal(changed);
     await page.locator('.memory-quote').getByText(changed).waitFor();
     await page.getByText('indexed', { exact: true }).waitFor({ timeout: 30_000 });
+    // the text it had stays as a version, with the time each held
+    const versions = page.getByRole('table', { name: 'What this memory said and when it held, the current text first' });
+    await versions.getByRole('row').filter({ hasText: first }).waitFor();
+    expect(await versions.getByRole('row').count(), 'a header and two versions').to.equal(3);
     await web.checkPage(visit, 'memory-updated');
 
     await page.getByRole('link', { name: 'Entities' }).click();
