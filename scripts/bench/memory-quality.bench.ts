@@ -176,6 +176,22 @@ async function waitIndexed(api: Api, users: Map<string, number>, versions = fals
   }
 }
 
+/**
+ * A call retried while it answers 503 (a dependency the server could not reach, e.g. Milvus Lite
+ * busy on a loaded machine), as a client does, at most 5 times a second apart: recall, not
+ * availability, is what this bench measures.
+ */
+async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= 5 || !/answered 503/.test(String(err))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
+
 /** Reciprocal-rank fusion of ranked id lists, best first. */
 function rrf(lists: string[][], k = RRF_K): string[] {
   const score = new Map<string, number>();
@@ -211,7 +227,7 @@ async function searchAll(api: Api, data: Dataset, turnOf: Map<string, string>, s
   const search = async (q: Question, extra: Record<string, unknown>): Promise<string[]> => {
     const asOf = q.as_of === undefined ? {} : { as_of: q.as_of };
     const history = q.include_superseded ? { include_superseded: true } : {};
-    const found = await api.call('POST', SEARCH_ROUTE, { query: q.question, filters: { user_id: q.owner ?? q.conversation }, ...asOf, ...history, ...extra });
+    const found = await retried(() => api.call('POST', SEARCH_ROUTE, { query: q.question, filters: { user_id: q.owner ?? q.conversation }, ...asOf, ...history, ...extra }));
     return (found.results as Array<{ id: string }>).map((r) => turnOf.get(r.id) ?? `unknown:${r.id}`);
   };
   const plainSearch = async (q: Question): Promise<string[]> => {
