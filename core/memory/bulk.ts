@@ -74,6 +74,11 @@ export class BulkMemories {
           { path: `${path}/text`, message: `is a ${row.schema_name} record, whose text follows its values` },
         ]);
       }
+      if (row.superseded_by) {
+        throw badRequest('memory_superseded', `Memory "${row.id}" is a version that "${row.superseded_by}" superseded; change that memory instead.`, [
+          { path: `${path}/memory_id`, message: `is a superseded version of ${row.superseded_by}` },
+        ]);
+      }
       const memory = change.text?.trim() ?? row.memory;
       if (memory === '') throw badRequest('validation_failed', 'text must not be empty.', [{ path: `${path}/text`, message: 'must not be empty' }]);
       if (change.metadata !== undefined) checkMetadataSize(change.metadata, `memory "${row.id}"`);

@@ -103,6 +103,10 @@ describe(`memory validity: superseded facts and as_of (${PROFILE})`, function ()
     const change = await t.http.put(`/v1/memories/${old.id}/`).set('Authorization', auth).send({ text: 'I live in Braga' });
     expect(change.status).to.equal(409);
     expect(change.body.code).to.equal('memory_superseded');
+    const batch = await t.http.put('/v1/batch/').set('Authorization', auth).send({ memories: [{ memory_id: old.id, text: 'I live in Braga' }] });
+    expect(batch.status, 'nor in a batch').to.equal(400);
+    expect(batch.body.errors.map((e: { path: string; message: string }) => [e.path, e.message])).to.deep.equal([['/memories/0/memory_id', `is a superseded version of ${lisbon.id}`]]);
+    expect((await t.http.get(`/v1/memories/${old.id}/`).set('Authorization', auth)).body.memory).to.equal('I live in Lisbon');
     await client.delete(lisbon.id);
     expect((await t.http.get(`/v1/memories/${old.id}/`).set('Authorization', auth)).status).to.equal(404);
     expect(texts(await list(user, { include_superseded: true }))).to.deep.equal(['I love salty food']);
