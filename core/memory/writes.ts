@@ -118,7 +118,8 @@ export class MemoryWrites {
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
     await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
-    await this.events.emit(tx, { kind: 'deleted', projectId: row.project_id, rows: [row] });
+    // a version deleted directly (a user's delete-all reaches them too) is its memory's past, not a memory
+    await this.events.emit(tx, row.superseded_by ? { kind: 'forgotten', projectId: row.project_id, version: row } : { kind: 'deleted', projectId: row.project_id, rows: [row] });
     await this.forget(tx, await this.rows.versionsOf(row.project_id, row.id, tx.trx));
     return true;
   }
