@@ -9,7 +9,7 @@ import { entitiesOf } from './entities.js';
 
 /** A revision indexed, and the categories it was given. */
 /** An indexed revision to mark: its categories, and the named entities its text mentions (the entity index). */
-type Mark = { id: string; revision: number; categories: string[]; row: MemoryRow; mentions: EntityMention[] };
+type Mark = { id: string; revision: number; categories: string[]; row: MemoryRow };
 
 /** Most memory vectors written in one store call. */
 const UPSERT_BATCH = 256;
@@ -98,7 +98,7 @@ export class MemoryIndexer {
           await this.upserts.submit(`${spec.name}\u0000${projectId}`, { spec, projectId }, [memoryPoint(row, values, categories)]);
         }),
       );
-      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories, row, mentions: mentionsOf(row.memory) }]);
+      const [marked] = await this.marks.submit(projectId, projectId, [{ id: memoryId, revision, categories, row }]);
       if (state.target !== null) await this.unwriteAbandoned(projectId, models, memoryId);
       if (marked === true) return;
       // The row changed while this job worked. A row deleted meanwhile must leave no vector (its
@@ -157,6 +157,9 @@ export class MemoryIndexer {
    * batch (two revisions' jobs at once) is marked on its own, so each statement names distinct rows.
    */
   private async markIndexed(projectId: string, items: Mark[]): Promise<boolean[]> {
+    // read before the transaction, the event loop free between slices: the jobs of a batch resume
+    // together, and 256 texts of 2 KB read in one go would hold it for half a second
+    const mentions = await mentionsOfAll(items.map((item) => item.row));
     return this.rows.transaction(async (trx) => {
       const seen = new Set<string>();
       const first = items.filter((item) => !seen.has(item.id) && seen.add(item.id));
@@ -167,7 +170,7 @@ export class MemoryIndexer {
         results.push(marked.get(item) ?? (await this.rows.markEmbedding(projectId, item.id, item.revision, 'indexed', null, item.categories, trx)) === 1);
       }
       const written = new Map(items.filter((_, i) => results[i]).map((item) => [item.id, item]));
-      await this.entities.replace(trx, [...written.values()].map((item) => ({ row: item.row, mentions: item.mentions })));
+      await this.entities.replace(trx, [...written.values()].map((item) => ({ row: item.row, mentions: mentions.get(item.row) ?? [] })));
       return results;
     });
   }
@@ -233,9 +236,27 @@ export function memoryPoint(row: MemoryRow, vector: Float32Array, categories: st
   };
 }
 
-/** The named entities a memory's text mentions, as the entity index keeps them (names and keys at most 200 characters). */
-function mentionsOf(text: string): EntityMention[] {
-  return entitiesOf(text)
-    .filter((e) => e.key !== '')
-    .map((e) => ({ kind: e.kind, key: e.key.slice(0, 200), name: e.name.slice(0, 200) }));
+/** How long entity reading may hold the event loop before it lets other work run. */
+const ENTITY_SLICE_MS = 8;
+
+/**
+ * The named entities each memory's text mentions, as the entity index keeps them (names and keys
+ * at most 200 characters), read a few at a time with the event loop free between slices.
+ */
+async function mentionsOfAll(rows: MemoryRow[]): Promise<Map<MemoryRow, EntityMention[]>> {
+  const found = new Map<MemoryRow, EntityMention[]>();
+  let since = performance.now();
+  for (const row of rows) {
+    if (performance.now() - since >= ENTITY_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+    found.set(
+      row,
+      entitiesOf(row.memory)
+        .filter((e) => e.key !== '')
+        .map((e) => ({ kind: e.kind, key: e.key.slice(0, 200), name: e.name.slice(0, 200) })),
+    );
+  }
+  return found;
 }

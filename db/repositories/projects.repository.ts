@@ -23,7 +23,8 @@ export class ProjectsRepository {
   async list(limit: number): Promise<ProjectRow[]> {
     return (await this.db<ProjectRow>('projects').orderBy([
       { column: 'created_at', order: 'desc' },
-      { column: 'name', order: 'asc' },
+      // ids are time-ordered: two projects created in the same millisecond keep their order
+      { column: 'id', order: 'desc' },
     ]).limit(limit)) as ProjectRow[];
   }
 
