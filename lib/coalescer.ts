@@ -10,7 +10,7 @@ interface Group<C, T, R> {
 }
 
 /** How a `Coalescer` batches. */
-export interface CoalescerOptions {
+export interface CoalescerOptions<T = unknown> {
   /** Most items in one call (a single larger submission still goes alone, whole). */
   maxBatch: number;
   /** Calls in flight at once. */
@@ -23,7 +23,18 @@ export interface CoalescerOptions {
    * Default: never; every submission of the call gets the call's error.
    */
   isolate?: (err: unknown) => boolean;
+  /**
+   * When more is waiting in a group than one call takes: a measure of an item (e.g. a text's
+   * length) by which the oldest submission goes with the waiting submissions nearest to it, among
+   * the next `SIMILAR_WINDOW` batches' worth, instead of with the next ones in order. A model pads
+   * every text of a batch to its longest, so a batch of like lengths wastes little. The oldest
+   * submission always goes, so none waits for ever.
+   */
+  similar?: (item: T) => number;
 }
+
+/** How many batches' worth of waiting submissions `similar` chooses among. */
+const SIMILAR_WINDOW = 8;
 
 /**
  * Coalesces concurrent submissions into calls of up to `maxBatch` items. While `parallel` calls
@@ -40,11 +51,28 @@ export class Coalescer<C, T, R> {
 
   constructor(
     private readonly call: (context: C, items: T[]) => Promise<R[]>,
-    private readonly options: CoalescerOptions,
+    private readonly options: CoalescerOptions<T>,
   ) {}
 
   submit(group: string, context: C, items: T[]): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
+    const submitted = this.enqueue(group, context, items);
+    this.pump();
+    return submitted;
+  }
+
+  /**
+   * Each item a submission of its own, all waiting before any call goes: the calls they make are
+   * full (none goes alone because it came first), and with `similar`, an item may go with like
+   * items of other submissions.
+   */
+  async submitEach(group: string, context: C, items: T[]): Promise<R[]> {
+    const submitted = items.map((item) => this.enqueue(group, context, [item]));
+    this.pump();
+    return (await Promise.all(submitted)).flat();
+  }
+
+  private enqueue(group: string, context: C, items: T[]): Promise<R[]> {
     return new Promise((resolve, reject) => {
       let entry = this.groups.get(group);
       if (entry === undefined) {
@@ -52,7 +80,6 @@ export class Coalescer<C, T, R> {
         this.groups.set(group, entry);
       }
       entry.waiting.push({ items, resolve, reject });
-      this.pump();
     });
   }
 
@@ -60,13 +87,7 @@ export class Coalescer<C, T, R> {
     while (this.inFlight < this.options.parallel && this.groups.size > 0) {
       const key = this.options.next ? this.options.next([...this.groups.keys()]) : (this.groups.keys().next().value as string);
       const group = this.groups.get(key) as Group<C, T, R>;
-      const taken: Array<Waiting<T, R>> = [];
-      let size = 0;
-      while (group.waiting.length > 0 && (taken.length === 0 || size + (group.waiting[0] as Waiting<T, R>).items.length <= this.options.maxBatch)) {
-        const next = group.waiting.shift() as Waiting<T, R>;
-        taken.push(next);
-        size += next.items.length;
-      }
+      const taken = this.take(group);
       // a drained group leaves the map, so the next submission to it starts a fresh one (new context)
       if (group.waiting.length === 0) this.groups.delete(key);
       this.inFlight += 1;
@@ -97,4 +118,42 @@ export class Coalescer<C, T, R> {
         });
     }
   }
+
+  /** The submissions of a group's next call, taken off its waiting list: in order, or (`similar`, more waiting than a call takes) the oldest and those nearest it. */
+  private take(group: Group<C, T, R>): Array<Waiting<T, R>> {
+    const { maxBatch, similar } = this.options;
+    const waiting = group.waiting;
+    const oldest = waiting[0] as Waiting<T, R>;
+    const taken = [oldest];
+    let size = oldest.items.length;
+    const window = waiting.slice(1, 1 + maxBatch * SIMILAR_WINDOW);
+    if (similar === undefined || window.reduce((n, w) => n + w.items.length, size) <= maxBatch) {
+      // in order: a call stops at the first submission that does not fit
+      while (taken.length < waiting.length && size + (waiting[taken.length] as Waiting<T, R>).items.length <= maxBatch) {
+        size += (waiting[taken.length] as Waiting<T, R>).items.length;
+        taken.push(waiting[taken.length] as Waiting<T, R>);
+      }
+      waiting.splice(0, taken.length);
+      return taken;
+    }
+    for (const w of nearest(window, oldest, similar)) {
+      if (size >= maxBatch) break;
+      if (size + w.items.length > maxBatch) continue;
+      taken.push(w);
+      size += w.items.length;
+    }
+    const chosen = new Set(taken);
+    group.waiting = waiting.filter((w) => !chosen.has(w));
+    return taken;
+  }
+}
+
+/** `waiting` by nearness to `oldest` in `measure` (a submission: its largest item), ties in order. */
+function nearest<T, R>(waiting: Array<Waiting<T, R>>, oldest: Waiting<T, R>, measure: (item: T) => number): Array<Waiting<T, R>> {
+  const of = (w: Waiting<T, R>) => Math.max(...w.items.map(measure));
+  const around = of(oldest);
+  return waiting
+    .map((w, at) => ({ w, at, distance: Math.abs(of(w) - around) }))
+    .sort((a, b) => a.distance - b.distance || a.at - b.at)
+    .map(({ w }) => w);
 }

@@ -5,7 +5,9 @@ import type { Embedder, InputType } from './embedder.js';
  * Coalesces concurrent `embed` calls into provider calls of up to `maxBatch` texts (`Coalescer`),
  * queries before documents since a person is waiting on those. An idle embedder adds no delay; a
  * busy one (many jobs embedding one record each) batches by itself, which is where the
- * throughput of batch 32 comes from.
+ * throughput of batch 32 comes from. Each text waits on its own, so that when more are waiting
+ * than a call takes, texts of like length go together (a model pads a batch to its longest text:
+ * one 2 KB answer among 31 short lines made the whole batch cost 32 long texts).
  */
 export class BatchingEmbedder implements Embedder {
   private readonly calls: Coalescer<InputType, string, Float32Array>;
@@ -19,6 +21,7 @@ export class BatchingEmbedder implements Embedder {
       maxBatch: inner.maxBatch,
       parallel,
       next: (groups) => (groups.includes('query') ? 'query' : (groups[0] as string)),
+      similar: (text) => text.length,
     });
   }
 
@@ -35,6 +38,6 @@ export class BatchingEmbedder implements Embedder {
   }
 
   embed(texts: string[], inputType: InputType): Promise<Float32Array[]> {
-    return this.calls.submit(inputType, inputType, texts);
+    return this.calls.submitEach(inputType, inputType, texts);
   }
 }

@@ -21,6 +21,12 @@ export const LOCAL_MODELS: Readonly<Record<string, { hubId: string; pypi: PypiMo
   },
 };
 
+/** Characters of English text a word piece covers, about: how long a text is in the model's terms, before it is tokenised. */
+const CHARS_PER_TOKEN = 4;
+
+/** Most word pieces in one model batch, padding counted: 32 texts of 128, or 16 of the model's 256. */
+const BATCH_TOKENS = 32 * 128;
+
 /**
  * Where a local model comes from: LOCAL_MODEL_DIR (the operator's folder, nothing is fetched),
  * or its copy fetched once into `<DATA_DIR>/models` (`LocalModelFiles`).
@@ -84,18 +90,39 @@ export class LocalEmbedder implements Embedder {
     if (texts.length === 0) return [];
     const folder = this.folder();
     const dimension = await this.dimension();
-    const batches: Array<Promise<Float32Array>> = [];
-    for (let start = 0; start < texts.length; start += this.maxBatch) batches.push(this.run(folder, texts.slice(start, start + this.maxBatch)));
+    const batches = this.batches(texts);
     // every batch is waited for, so none is left to fail unheard
-    const settled = await Promise.allSettled(batches);
-    const vectors: Float32Array[] = [];
-    for (const result of settled) {
+    const settled = await Promise.allSettled(batches.map((batch) => this.run(folder, batch.map((i) => texts[i] as string))));
+    const vectors = new Array<Float32Array>(texts.length);
+    for (const [b, result] of settled.entries()) {
       if (result.status === 'rejected') throw result.reason;
       const data = result.value;
       // copies, so one kept vector does not pin the whole batch's buffer
-      for (let offset = 0; offset < data.length; offset += dimension) vectors.push(data.slice(offset, offset + dimension));
+      for (const [k, i] of (batches[b] as number[]).entries()) vectors[i] = data.slice(k * dimension, (k + 1) * dimension);
     }
     return vectors;
+  }
+
+  /**
+   * The texts' positions in model batches: by length, so a batch pads little, at most `maxBatch`
+   * texts and `BATCH_TOKENS` word pieces once padded (estimated from characters; 32 texts of the
+   * model's full length would take 100 MB of attention scores a layer, allocated afresh each batch).
+   */
+  private batches(texts: string[]): number[][] {
+    const tokens = texts.map((t) => Math.min(this.maxTokens, Math.ceil(t.length / CHARS_PER_TOKEN) + 2));
+    const order = texts.map((_, i) => i).sort((a, b) => (tokens[a] as number) - (tokens[b] as number));
+    const batches: number[][] = [];
+    let batch: number[] = [];
+    for (const i of order) {
+      // sorted, so the text added is the batch's longest
+      if (batch.length > 0 && (batch.length === this.maxBatch || (batch.length + 1) * (tokens[i] as number) > BATCH_TOKENS)) {
+        batches.push(batch);
+        batch = [];
+      }
+      batch.push(i);
+    }
+    batches.push(batch);
+    return batches;
   }
 
   /**

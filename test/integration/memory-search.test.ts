@@ -159,6 +159,32 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(withContext.score, seen).to.be.above(withoutContext.score + 0.05);
   });
 
+  it('gives a reply the same vector whether the message before it was indexed first or beside it', async () => {
+    const question = 'Which instrument did your daughter pick for the school band?';
+    const answer = 'She chose the trumpet, practice starts in September';
+    const similarity = async (user: string, added: Memory[]): Promise<number> => {
+      await api.indexed(added.map((m) => m.id));
+      const hits = (await api.search({ query: 'What does the daughter play in the band?', filters: { user_id: user }, mode: 'dense', top_k: 5 })).hits;
+      const hit = hits.find((h) => h.memory === answer);
+      expect(hit, JSON.stringify(hits)).to.not.equal(undefined);
+      return (hit as Hit).score;
+    };
+    // the question indexed before the answer is written
+    const first = unique('u');
+    const asked = await api.add(first, [question]);
+    await api.indexed(asked.map((m) => m.id));
+    const afterIt = await similarity(first, await api.add(first, [answer]));
+    // both in one add: indexed side by side, the question's embedding serving both
+    const beside = unique('u');
+    const together = await similarity(beside, await api.add(beside, [question, answer]));
+    // the answer with no message before it
+    const alone = unique('u');
+    const withoutContext = await similarity(alone, await api.add(alone, [answer]));
+    const seen = `after its question: ${afterIt}; beside it: ${together}; alone: ${withoutContext}`;
+    expect(Math.abs(afterIt - together), seen).to.be.below(1e-4);
+    expect(Math.abs(afterIt - withoutContext), seen).to.be.above(0.02);
+  });
+
   it('ranks the one line that answers above small talk that is near every question (hubs), where dense search does not', async () => {
     const user = unique('u');
     const smallTalk = [

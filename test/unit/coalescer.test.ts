@@ -79,4 +79,28 @@ describe('coalescer', () => {
     expect(settled.map((s) => s.status === 'rejected' && (s.reason as Error).message)).to.deep.equal(['store unavailable', 'store unavailable']);
     expect(calls).to.equal(2);
   });
+
+  it('with similar, sends the oldest waiting item with the items nearest it when more wait than a call takes, and each gets its own result', async () => {
+    const calls: number[][] = [];
+    const release: Array<() => void> = [];
+    const coalescer = new Coalescer<null, number, number>(
+      async (_, items) => {
+        calls.push(items);
+        await new Promise<void>((resolve) => release.push(resolve));
+        return items.map((n) => -n);
+      },
+      { maxBatch: 3, parallel: 1, similar: (n) => n },
+    );
+    const busy = coalescer.submit('g', null, [0]);
+    const lengths = [10, 900, 12, 880, 11, 950, 13];
+    const waiting = lengths.map((n) => coalescer.submit('g', null, [n]));
+    for (let i = 0; i <= lengths.length; i++) {
+      await tick();
+      release.shift()?.();
+    }
+    await busy;
+    expect(await Promise.all(waiting)).to.deep.equal(lengths.map((n) => [-n]));
+    // the oldest (10) goes first, with 11 and 12; then the oldest left (900) with its neighbours
+    expect(calls).to.deep.equal([[0], [10, 11, 12], [900, 880, 950], [13]]);
+  });
 });
