@@ -134,8 +134,9 @@ export class MemoriesRepository {
    * How many of the project's memories (and typed records, and the versions updates superseded)
    * matching `owner` (entity ids; none: the whole project) are in each embedding status. Read in
    * one snapshot from two index ranges: the pending and failed rows from the project's status
-   * index, the total from the owner's entity index; every other row is indexed. Grouping the
-   * owner's rows by status instead reads each row (~0.4 s for 100k on either engine).
+   * index (a run's or an app's looked up row by row), the total from the owner's entity index;
+   * every other row is indexed. Grouping the owner's rows by status instead reads each row
+   * (~0.4 s for 100k on either engine).
    */
   async statusCounts(projectId: string, owner: Omit<MemoryListFilter, 'schema_name'> = {}): Promise<Record<EmbeddingStatus, number>> {
     const scope = { project_id: projectId, ...owner };
