@@ -11,7 +11,21 @@ import { showValidity } from '../../core/memory/validity.js';
 import type { MemoryEntityIndex } from '../../core/memory/entity-index.js';
 import { ERROR_SCHEMA, route, type RouteSpec } from '../route.js';
 import { IDEMPOTENCY_HEADERS } from '../schemas/common.js';
-import { ADD_MEMORIES, ADD_MEMORIES_BATCH, DELETE_MEMORIES, DELETE_MEMORY, ENTITY_VIEW, HISTORY_ENTRY, LIST_ENTITIES, LIST_MEMORIES, MEMORY_PAGE, MEMORY_VIEW, UPDATE_MEMORY } from '../schemas/mem0.js';
+import {
+  ADD_MEMORIES,
+  ADD_MEMORIES_BATCH,
+  DELETE_MEMORIES,
+  DELETE_MEMORY,
+  ENTITY_VIEW,
+  HISTORY_ENTRY,
+  INDEXING_STATUS,
+  LIST_ENTITIES,
+  LIST_MEMORIES,
+  MEMORY_PAGE,
+  MEMORY_STATUS_QUERY,
+  MEMORY_VIEW,
+  UPDATE_MEMORY,
+} from '../schemas/mem0.js';
 
 // mem0 platform v3 wire compatibility, as mem0's official clients call it (paths end in "/",
 // which Cairn accepts everywhere; every answer is a JSON body, deletes included).
@@ -171,6 +185,21 @@ export function mem0Routes({
     },
   });
 
+  const status = route({
+    method: 'get',
+    path: '/v3/memories/status',
+    operationId: 'memoryIndexingStatus',
+    summary:
+      "How many memories of a user, agent, run or app (query parameters, combined; none: the whole project) are pending (stored, not searchable yet), indexed (searchable) or failed, and in all. Every row is counted, the versions updates superseded included, since they are indexed too. An add or a /v1/batch import answers before its memories are indexed: poll this (it is cheap, every second is fine) until pending is 0 to know the import is searchable.",
+    tag: TAG,
+    auth: 'token',
+    query: MEMORY_STATUS_QUERY,
+    responses: { 200: { description: 'The counts', schema: INDEXING_STATUS }, ...invalid },
+    async handler(ctx) {
+      ctx.body = await memories.indexingStatus(ctx.state.principal.projectId, ctx.state.query ?? {});
+    },
+  });
+
   const get = route({
     method: 'get',
     path: '/v1/memories/:id',
@@ -282,5 +311,5 @@ export function mem0Routes({
     },
   });
 
-  return [add, addMany, list, entities, get, update, history, versions, remove, removeAll];
+  return [add, addMany, list, entities, status, get, update, history, versions, remove, removeAll];
 }

@@ -48,7 +48,12 @@ export const ENTITY_VIEW = {
     id: { type: 'string' },
     name: { type: 'string' },
     type: { type: 'string', enum: ['user', 'agent', 'app', 'run'] },
-    total_memories: { type: 'integer' },
+    total_memories: { type: 'integer', description: 'Its memories valid now (not the versions updates superseded)' },
+    pending_memories: {
+      type: 'integer',
+      description: 'Its memories not searchable yet, waiting to be indexed: every row, versions included, as GET /v3/memories/status/ counts them',
+    },
+    failed_memories: { type: 'integer', description: 'Its memories that failed indexing (every row, versions included)' },
     owner: { type: 'string', description: 'The project' },
     metadata: { type: 'null' },
     created_at: { type: 'string', format: 'date-time', description: 'When its earliest memory happened' },

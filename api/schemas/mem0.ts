@@ -177,6 +177,9 @@ export const DELETE_MEMORIES = Type.Object(
   { additionalProperties: false },
 );
 
+/** `GET /v3/memories/status`: whose memories to count; none, the whole project. */
+export const MEMORY_STATUS_QUERY = Type.Object(ENTITY_PROPS, { additionalProperties: false });
+
 // Responses
 
 /** A memory as mem0's endpoints show it. */
@@ -210,5 +213,17 @@ export const HISTORY_ENTRY = {
     new_memory: { type: ['string', 'null'] },
     event: { type: 'string' },
     created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+/** How many memories are in each indexing state. */
+export const INDEXING_STATUS = {
+  type: 'object',
+  required: ['total', 'pending', 'indexed', 'failed'],
+  properties: {
+    total: { type: 'integer', description: 'Every memory row the filter names, the versions updates superseded included' },
+    pending: { type: 'integer', description: 'Stored, not searchable yet: waiting to be embedded (or retried after an error)' },
+    indexed: { type: 'integer', description: 'Embedded and searchable' },
+    failed: { type: 'integer', description: 'Input that can never be indexed (the reason is each memory\'s embedding_error)' },
   },
 } as const;

@@ -29,6 +29,7 @@ export function EntityPage({ type, id }: { type: EntityType; id: string }) {
       <p>
         <Link href={searchPath(type, id)}>Search this {type}'s memories</Link>
       </p>
+      <Indexing type={type} id={id} written={list?.count ?? 0} />
       <AddMemory type={type} id={id} onAdded={() => (page === 1 ? reload() : setPage(1))} />
       <MemoryFiltersForm
         onApply={(chosen) => {
@@ -86,6 +87,27 @@ export function EntityPage({ type, id }: { type: EntityType; id: string }) {
         </nav>
       ) : null}
     </>
+  );
+}
+
+/**
+ * How many of this owner's memories are still being indexed or failed it (every row, the versions
+ * updates superseded included), read again every second while any is pending: when an import is searchable.
+ */
+function Indexing({ type, id, written }: { type: EntityType; id: string; written: number }) {
+  const { value: counts, error } = useLoaded(
+    () => unwrap(api.GET('/v3/memories/status', { params: { query: entityFilter(type, id) } })),
+    (loaded) => loaded.pending > 0,
+    // read again when the list changes (a memory added here)
+    [type, id, written],
+  );
+  if (error !== null) return <ErrorNote error={error} />;
+  if (counts === null || counts.total === 0) return null;
+  const open = [counts.pending > 0 ? `${counts.pending} pending` : null, counts.failed > 0 ? `${counts.failed} failed` : null].filter((part) => part !== null);
+  return (
+    <p class={open.length > 0 ? undefined : 'muted'} role="status">
+      {open.length > 0 ? `Indexing: ${open.join(', ')} of ${counts.total}` : `All ${counts.total} indexed: searchable`}
+    </p>
   );
 }
 

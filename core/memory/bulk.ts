@@ -14,7 +14,12 @@ export interface EntityView {
   id: string;
   name: string;
   type: EntityType;
+  /** Its memories valid now (not the versions updates superseded). */
   total_memories: number;
+  /** Its memory rows waiting on indexing, versions included (as `GET /v3/memories/status/` counts them). */
+  pending_memories: number;
+  /** Its memory rows that failed indexing, versions included. */
+  failed_memories: number;
   /** The project the entity's memories belong to. */
   owner: string;
   metadata: null;
@@ -51,7 +56,7 @@ export class BulkMemories {
     return counted
       .flat()
       .sort((a, b) => b.last_at - a.last_at || a.type.localeCompare(b.type) || a.name.localeCompare(b.name))
-      .map((e) => ({ id: `${e.type}:${e.name}`, name: e.name, type: e.type, total_memories: e.total, owner: projectId, metadata: null, created_at: e.first_at, updated_at: e.last_at }));
+      .map((e) => ({ id: `${e.type}:${e.name}`, name: e.name, type: e.type, total_memories: e.total, pending_memories: e.pending, failed_memories: e.failed, owner: projectId, metadata: null, created_at: e.first_at, updated_at: e.last_at }));
   }
 
   /** Deletes an entity's memories (as mem0's delete-all does, in batches) and returns how many; 404 for an unknown type or an entity without memories. */

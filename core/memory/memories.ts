@@ -68,6 +68,14 @@ export interface MemoryView extends MemoryFields {
   structured_data: Record<string, unknown> | null;
 }
 
+/** How many memories are in each indexing state, and in all. */
+export interface IndexingStatus {
+  total: number;
+  pending: number;
+  indexed: number;
+  failed: number;
+}
+
 export interface HistoryView {
   id: string;
   memory_id: string;
@@ -262,6 +270,15 @@ export class Memories {
   async summary(projectId: string, filters: unknown): Promise<MemorySummary> {
     const { results } = await this.list(projectId, filters, 1, 100_000);
     return summarize(results);
+  }
+
+  /**
+   * How many memories of `owner` (every row: the versions updates superseded are indexed too; no
+   * entity id: the whole project) wait on indexing, are indexed (searchable) or failed it.
+   */
+  async indexingStatus(projectId: string, owner: EntityIds): Promise<IndexingStatus> {
+    const counts = await this.rows.statusCounts(projectId, owner);
+    return { total: counts.pending + counts.indexed + counts.failed, ...counts };
   }
 
   async history(projectId: string, id: string): Promise<HistoryView[]> {

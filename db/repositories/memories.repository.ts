@@ -73,10 +73,12 @@ export interface MemoryListFilter {
 /** An entity column of the memories table (mem0's users, agents, runs and apps). */
 export type EntityColumn = 'user_id' | 'agent_id' | 'run_id' | 'app_id';
 
-/** One entity that has memories: its id, how many, and when the first happened and the last was written. */
+/** One entity that has memories: its id, how many, how many rows wait on indexing or failed it, and when the first happened and the last was written. */
 export interface EntityCount {
   name: string;
   total: number;
+  pending: number;
+  failed: number;
   first_at: number;
   last_at: number;
 }
@@ -128,15 +130,27 @@ export class MemoriesRepository {
     return Number(n);
   }
 
-  /** How many of the project's memories (and typed records) are in each embedding status. */
-  async statusCounts(projectId: string): Promise<Record<EmbeddingStatus, number>> {
-    const rows = (await this.db('memories').where({ project_id: projectId }).groupBy('embedding_status').select('embedding_status').count({ n: '*' })) as Array<{
-      embedding_status: EmbeddingStatus;
-      n: number | string;
-    }>;
-    const counts: Record<EmbeddingStatus, number> = { pending: 0, indexed: 0, failed: 0 };
-    for (const row of rows) counts[row.embedding_status] = Number(row.n);
-    return counts;
+  /**
+   * How many of the project's memories (and typed records, and the versions updates superseded)
+   * matching `owner` (entity ids; none: the whole project) are in each embedding status. Read in
+   * one snapshot from two index ranges: the pending and failed rows from the project's status
+   * index (a run's or an app's looked up row by row), the total from the owner's entity index;
+   * every other row is indexed. Grouping the owner's rows by status instead reads each row
+   * (~0.4 s for 100k on either engine).
+   */
+  async statusCounts(projectId: string, owner: Omit<MemoryListFilter, 'schema_name'> = {}): Promise<Record<EmbeddingStatus, number>> {
+    const scope = { project_id: projectId, ...owner };
+    return this.db.transaction(async (trx) => {
+      const open = (await trx('memories').where(scope).whereIn('embedding_status', ['pending', 'failed']).groupBy('embedding_status').select('embedding_status').count({ n: '*' })) as Array<{
+        embedding_status: EmbeddingStatus;
+        n: number | string;
+      }>;
+      const [{ n: total }] = (await trx('memories').where(scope).count({ n: '*' })) as [{ n: number | string }];
+      const counts: Record<EmbeddingStatus, number> = { pending: 0, indexed: 0, failed: 0 };
+      for (const row of open) counts[row.embedding_status] = Number(row.n);
+      counts.indexed = Number(total) - counts.pending - counts.failed;
+      return counts;
+    });
   }
 
   /** The project's memories in one embedding status, the latest written first. */
@@ -372,21 +386,33 @@ export class MemoriesRepository {
   }
 
   /**
-   * Every value of an entity column the project's memories carry, with its count of memories valid
-   * now (not the versions updates superseded, nor the memories add decisions ended), in one grouped query.
+   * Every value of an entity column the project's memories valid now carry (not the versions
+   * updates superseded, nor the memories add decisions ended), with its count of those memories,
+   * and how many of all its rows (versions included, as `statusCounts` counts them) are pending
+   * or failed, in one grouped query.
    */
   async entityCounts(projectId: string, column: EntityColumn): Promise<EntityCount[]> {
+    const current = 'valid_to IS NULL';
     const rows = (await this.db('memories')
       .where('project_id', projectId)
       .whereNotNull(column)
-      .whereNull('valid_to')
       .groupBy(column)
-      .select(`${column} as name`, this.db.raw('count(*) as total'), this.db.raw('min(created_at) as first_at'), this.db.raw('max(updated_at) as last_at'))) as Array<{
-      name: string;
-      total: number | string;
-      first_at: number | string;
-      last_at: number | string;
-    }>;
-    return rows.map((r) => ({ name: r.name, total: Number(r.total), first_at: Number(r.first_at), last_at: Number(r.last_at) }));
+      .havingRaw(`sum(CASE WHEN ${current} THEN 1 ELSE 0 END) > 0`)
+      .select(
+        `${column} as name`,
+        this.db.raw(`sum(CASE WHEN ${current} THEN 1 ELSE 0 END) as total`),
+        this.db.raw(`sum(CASE WHEN embedding_status = 'pending' THEN 1 ELSE 0 END) as pending`),
+        this.db.raw(`sum(CASE WHEN embedding_status = 'failed' THEN 1 ELSE 0 END) as failed`),
+        this.db.raw(`min(CASE WHEN ${current} THEN created_at END) as first_at`),
+        this.db.raw(`max(CASE WHEN ${current} THEN updated_at END) as last_at`),
+      )) as Array<Record<'total' | 'pending' | 'failed' | 'first_at' | 'last_at', number | string> & { name: string }>;
+    return rows.map((r) => ({
+      name: r.name,
+      total: Number(r.total),
+      pending: Number(r.pending),
+      failed: Number(r.failed),
+      first_at: Number(r.first_at),
+      last_at: Number(r.last_at),
+    }));
   }
 }

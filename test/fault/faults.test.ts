@@ -47,8 +47,19 @@ describe('faults (production profile)', function () {
     const updated = await updating;
     expectClean(await ledger.settle('worker killed mid-batch', killedAt));
     expect(updated.length, 'updates acknowledged').to.be.greaterThan(0);
-    // the versions are indexed too before the index is compared
-    await waitFor(async () => (await stack?.db('memories').where('embedding_status', 'pending').count({ n: '*' }))?.[0]?.n == 0, { timeoutMs: 120_000, message: 'every version indexed' });
+    // the versions are indexed too before the index is compared: waited on as a client waits on an
+    // import, through the status endpoint, which must then count every acknowledged write and each
+    // version an acknowledged update superseded as indexed, and nothing pending or failed
+    const project = stack;
+    const status = await waitFor(
+      async () => {
+        const res = await project.http().get('/v3/memories/status/').set('Authorization', project.auth()).timeout({ response: 10_000 });
+        return res.status === 200 && res.body.pending === 0 ? res.body : null;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000, message: 'nothing pending in /v3/memories/status/' },
+    );
+    const written = ledger.acknowledged().length + updated.length;
+    expect(status, 'indexing status once settled').to.deep.equal({ total: written, pending: 0, indexed: written, failed: 0 });
     const { entityMismatches, orphanEntities, badChains } = await ledger.consistency(updated, (text) => entitiesOf(text).map((e) => `${e.kind}:${e.key.slice(0, 200)}`));
     expect(entityMismatches, 'memories whose entity rows differ from their text').to.deep.equal([]);
     expect(orphanEntities, 'entity rows of memories that do not exist').to.equal(0);

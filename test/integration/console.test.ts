@@ -89,10 +89,12 @@ describe('web console in a browser', function () {
     await page.getByRole('button', { name: 'Add memory' }).click();
     const row = page.getByRole('row').filter({ hasText: first });
     await row.getByText('pending', { exact: true }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Indexing: 1 pending of 1' }).waitFor();
     await web.checkPage(visit, 'entity-pending');
     // workers start: the page, which looks again while a memory is pending, shows it indexed
     await t.runtime.start();
     await row.getByText('indexed', { exact: true }).waitFor({ timeout: 60_000 });
+    await page.getByRole('status').filter({ hasText: 'All 1 indexed: searchable' }).waitFor({ timeout: 10_000 });
     // the names its memories mention, found as they are indexed
     await page.getByRole('table', { name: `Named entities the memories of user ${alice} mention` }).getByRole('row').filter({ hasText: 'Lisbon' }).waitFor();
     await web.checkPage(visit, 'entity');

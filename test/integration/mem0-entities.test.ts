@@ -81,7 +81,7 @@ describe(`mem0 entities (${PROFILE})`, function () {
     expect(listed.next).to.equal(null);
     const counts = Object.fromEntries(listed.results.map((e) => [`${e.type}:${e.name}`, e.totalMemories]));
     expect(counts).to.deep.equal({ [`user:${ann}`]: 3, [`user:${bob}`]: 1, [`agent:${helper}`]: 2, [`run:${session}`]: 1, [`app:${app}`]: 1 });
-    expect(listed.results[0]).to.have.keys(['id', 'name', 'type', 'totalMemories', 'owner', 'metadata', 'createdAt', 'updatedAt']);
+    expect(listed.results[0]).to.have.keys(['id', 'name', 'type', 'totalMemories', 'pendingMemories', 'failedMemories', 'owner', 'metadata', 'createdAt', 'updatedAt']);
     expect(Date.parse(listed.results[0]?.updatedAt as string)).to.be.greaterThan(0);
 
     const paged = await a.client.users({ page: 2, pageSize: 2 });
