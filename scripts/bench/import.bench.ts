@@ -2,11 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { reachable } from '../../lib/reachable.js';
 import { chatHistory } from './chat-history.js';
-import { Api, childEnv, latency, production, runScript, timed, type Latency, type ProfileName } from './children.js';
+import { Api, latency, timed, type Latency, type ProfileName } from './children.js';
 import { generateDataset } from './memory-quality/dataset.js';
-import { databaseUrlNamed, fixed, median, meter, render, startEmbeddedCairn, startProductionCairn, waitIndexed, type BenchCairn, type Usage } from './runs.js';
+import { databaseUrlNamed, deadline, eachProfile, fixed, median, meter, rawEmbedder, render, startEmbeddedCairn, startProductionCairn, waitIndexed, type BenchCairn, type Raw, type Usage } from './runs.js';
 
 // How fast a chat history becomes searchable (`npm run bench:import`): chat turns imported through
 // mem0's endpoints (infer false, each turn's event time as `timestamp`), timed from the first write
@@ -61,7 +60,6 @@ const BATCH_SIZE = Number(args['batch-size']);
 const RAW_BATCH = Number(args['raw-batch']);
 const WORKERS = Number(args.workers);
 const SEED = Number(args.seed);
-const DEADLINE = Date.now() + Number(args['timeout-minutes']) * 60_000;
 if (
   !PROFILES.every((p) => p === 'embedded' || p === 'production') ||
   ![TURNS.chats, TURNS.history, ROUNDS, WRITERS, BATCH_SIZE, RAW_BATCH, WORKERS].every((x) => Number.isInteger(x) && x > 0) ||
@@ -80,6 +78,7 @@ type Mode = (typeof MODES)[number];
 const TARGETS: Record<Mode, number> = { single: 0.6, batch: 0.8 };
 /** Conversations of the memory-quality generator hold about 600 turns; the chats set takes at most this many of each. */
 const TURNS_PER_CONVERSATION = 500;
+const checkDeadline = deadline(Number(args['timeout-minutes']));
 const MILVUS_TIMEOUT_MS = 120_000;
 const WARM_MEMORIES = 16;
 const WARM_USER = 'warm-up';
@@ -87,13 +86,6 @@ const SEARCH_CHARS = 200;
 const STAMP = Date.now().toString(36);
 const here = path.dirname(new URL(import.meta.url).pathname);
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(here, '../../.cache/models');
-const rawEntry = path.join(here, 'raw-embedder.ts');
-
-class Timeout extends Error {}
-
-function checkDeadline(what: string): void {
-  if (Date.now() > DEADLINE) throw new Timeout(`timed out (--timeout-minutes ${args['timeout-minutes']}) while ${what}`);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Data sets
@@ -154,25 +146,10 @@ const bytes = (set: DataSet): number => set.texts.reduce((s, t) => s + Buffer.by
 // ---------------------------------------------------------------------------------------------
 // The raw embedder
 
-interface Raw extends Usage {
-  texts: number;
-  seconds: number;
-  textsPerSecond: number;
-}
-
-/** The raw embedder on a data set's texts, in a child process (`raw-embedder.ts`) started for this measurement alone. */
-async function rawEmbedder(set: DataSet): Promise<Raw> {
+/** The raw embedder on a data set's texts, in their order. */
+function rawOf(set: DataSet): Promise<Raw> {
   checkDeadline(`measuring the raw embedder on ${set.name}`);
-  const out = await runScript(rawEntry, [String(RAW_BATCH), '--texts', set.file], childEnv('embedded', os.tmpdir(), 'warn', { LOCAL_MODEL_DIR: localModelDir }));
-  const r = JSON.parse(out.trim().split('\n').pop() as string) as { sentences: number; seconds: number; sentencesPerSecond: number; cpuSeconds: number; modelCpuSeconds: number; machineBusy: number; machineSeconds: number };
-  return {
-    texts: r.sentences,
-    seconds: r.seconds,
-    textsPerSecond: r.sentencesPerSecond,
-    cpu: [{ name: 'raw embedder', seconds: r.cpuSeconds, model: r.modelCpuSeconds }],
-    machineBusy: r.machineBusy,
-    machineSeconds: r.machineSeconds,
-  };
+  return rawEmbedder([String(RAW_BATCH), '--texts', set.file], localModelDir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,7 +293,7 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
       memories: set.texts.length,
       seconds,
       searchablePerSecond: done.indexed / seconds,
-      ratio: done.indexed / seconds / raw.textsPerSecond,
+      ratio: done.indexed / seconds / raw.sentencesPerSecond,
       failed: done.failed,
       requests: writes.latencies.length,
       latency: latency(writes.latencies),
@@ -362,7 +339,7 @@ function mediansOf(rounds: Round[]): CaseMedians[] {
       return {
         set,
         mode,
-        raw: median(rounds.map((r) => r.raw[set].textsPerSecond)),
+        raw: median(rounds.map((r) => r.raw[set].sentencesPerSecond)),
         searchablePerSecond: m((c) => c.searchablePerSecond),
         ratio: m((c) => c.ratio),
         target: TARGETS[mode],
@@ -383,7 +360,7 @@ function roundsTable(rounds: Round[]): string {
       c.set,
       c.mode,
       String(c.memories),
-      fixed(r.raw[c.set].textsPerSecond, 1),
+      fixed(r.raw[c.set].sentencesPerSecond, 1),
       fixed(c.searchablePerSecond, 1),
       fixed(c.ratio, 2),
       String(c.requests),
@@ -419,8 +396,8 @@ async function runProfile(profile: ProfileName, sets: DataSet[], rounds: Round[]
   for (let round = 1; round <= ROUNDS; round++) {
     const raw = {} as Record<SetName, Raw>;
     for (const set of sets) {
-      raw[set.name] = await rawEmbedder(set);
-      process.stderr.write(`[${profile} ${round}] raw embedder, ${set.name}: ${fixed(raw[set.name].textsPerSecond, 1)} texts/s\n`);
+      raw[set.name] = await rawOf(set);
+      process.stderr.write(`[${profile} ${round}] raw embedder, ${set.name}: ${fixed(raw[set.name].sentencesPerSecond, 1)} texts/s\n`);
     }
     const result: Round = { profile, round, raw, cases: [] };
     for (const set of sets) {
@@ -444,20 +421,8 @@ async function main(): Promise<number> {
         `production with ${WORKERS} worker process${WORKERS > 1 ? 'es' : ''}; seed ${SEED}\n` +
         sets.map((s) => `  ${s.name}: ${s.texts.length} turns in ${s.threads.length} conversations, ${fixed(bytes(s) / 1024, 0)} KB (mean ${fixed(bytes(s) / s.texts.length, 0)} B)\n`).join(''),
     );
-    if (PROFILES.includes('production') && !(await reachable(production.milvusAddress, 19530, 1_000))) {
-      throw new Error(`Milvus does not answer at ${production.milvusAddress}; start it with scripts/milvus-lite.sh start (or set BENCH_MILVUS_ADDRESS)`);
-    }
     const rounds: Round[] = [];
-    let timedOut: string | null = null;
-    for (const profile of PROFILES) {
-      try {
-        await runProfile(profile, sets, rounds);
-      } catch (err) {
-        if (!(err instanceof Timeout)) throw err;
-        timedOut = err.message;
-        break;
-      }
-    }
+    const timedOut = await eachProfile(PROFILES, (profile) => runProfile(profile, sets, rounds));
     const medians: Partial<Record<ProfileName, CaseMedians[]>> = {};
     for (const profile of PROFILES) {
       const of = rounds.filter((r) => r.profile === profile);

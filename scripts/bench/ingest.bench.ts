@@ -3,20 +3,23 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Queue } from 'bullmq';
 import type { Knex } from '../../db/knex.js';
-import { reachable } from '../../lib/reachable.js';
 import { notes } from './corpus.js';
-import { Api, childEnv, control, latency, production, runScript, timed, type Latency, type ProfileName } from './children.js';
+import { Api, control, latency, timed, type Latency, type ProfileName } from './children.js';
 import {
   databaseUrlNamed,
+  deadline,
+  eachProfile,
   fixed,
   median,
   meter,
+  rawEmbedder,
   render,
   startEmbeddedCairn,
   startProductionCairn,
   waitIndexed as waitFor,
   type BenchCairn,
   type Progress,
+  type Raw,
   type Usage,
 } from './runs.js';
 
@@ -53,7 +56,6 @@ const RAW_SENTENCES = Number(args['raw-sentences'] ?? Math.ceil(N / B) * B);
 const CONCURRENCY = Number(args.concurrency);
 const WRITE_BATCH = Number(args['write-batch']);
 const WORKERS = Number(args.workers);
-const DEADLINE = Date.now() + Number(args['timeout-minutes']) * 60_000;
 if (
   !PROFILES.every((p) => p === 'embedded' || p === 'production') ||
   ![N, ROUNDS, B, RAW_SENTENCES, CONCURRENCY, WRITE_BATCH, WORKERS].every((x) => Number.isInteger(x) && x > 0) ||
@@ -65,6 +67,7 @@ if (
   );
   process.exit(2);
 }
+const checkDeadline = deadline(Number(args['timeout-minutes']));
 const MILVUS_TIMEOUT_MS = 120_000;
 const POLL_MS = 100;
 const WARM_RECORDS = 16;
@@ -73,43 +76,13 @@ const TOPICS = ['work', 'family', 'health', 'travel', 'money', 'hobby'];
 const TARGET = { ratio: 0.8 };
 const STAMP = Date.now().toString(36);
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
-const rawEntry = path.join(path.dirname(new URL(import.meta.url).pathname), 'raw-embedder.ts');
-
-class Timeout extends Error {}
-
-function checkDeadline(what: string): void {
-  if (Date.now() > DEADLINE) throw new Timeout(`timed out (--timeout-minutes ${args['timeout-minutes']}) while ${what}`);
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Raw extends Usage {
-  sentences: number;
-  seconds: number;
-  sentencesPerSecond: number;
-}
-
-/** The raw embedder, in a child process (`raw-embedder.ts`) started for this measurement alone. */
-async function rawEmbedder(round: number): Promise<Raw> {
+/** The raw embedder on this round's notes. */
+function rawRound(round: number): Promise<Raw> {
   checkDeadline('measuring the raw embedder');
-  const out = await runScript(rawEntry, [String(B), String(RAW_SENTENCES), String(50_000_000 + round * 1_000_000)], childEnv('embedded', os.tmpdir(), 'warn', { LOCAL_MODEL_DIR: localModelDir }));
-  const r = JSON.parse(out.trim().split('\n').pop() as string) as {
-    sentences: number;
-    seconds: number;
-    sentencesPerSecond: number;
-    cpuSeconds: number;
-    modelCpuSeconds: number;
-    machineBusy: number;
-    machineSeconds: number;
-  };
-  return {
-    sentences: r.sentences,
-    seconds: r.seconds,
-    sentencesPerSecond: r.sentencesPerSecond,
-    cpu: [{ name: 'raw embedder', seconds: r.cpuSeconds, model: r.modelCpuSeconds }],
-    machineBusy: r.machineBusy,
-    machineSeconds: r.machineSeconds,
-  };
+  return rawEmbedder([String(B), String(RAW_SENTENCES), String(50_000_000 + round * 1_000_000)], localModelDir);
 }
 
 /**
@@ -405,7 +378,7 @@ async function runProfile(profile: ProfileName, rounds: Round[]): Promise<void> 
     await ensureSchema(sys.api);
     await warmUp(sys);
     for (let round = 1; round <= ROUNDS; round++) {
-      const raw = await rawEmbedder(round);
+      const raw = await rawRound(round);
       process.stderr.write(`[${profile} ${round}] raw embedder: ${fixed(raw.sentencesPerSecond, 0)} sentences/s\n`);
       const held = await backlog(sys, round, raw);
       process.stderr.write(`[${profile} ${round}] backlog: ${fixed(held.indexedPerSecond, 0)} indexed/s (ratio ${fixed(held.ratio, 2)})\n`);
@@ -425,20 +398,8 @@ async function main(): Promise<number> {
       `backlog of ${N} records (written ${WRITE_BATCH} a request while indexing is held), ${N} records end to end (${CONCURRENCY} requests in flight); ` +
       `production with ${WORKERS} worker process${WORKERS > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 'default'}, EMBED_CONCURRENCY ${process.env.EMBED_CONCURRENCY ?? 'default'})\n`,
   );
-  if (PROFILES.includes('production') && !(await reachable(production.milvusAddress, 19530, 1_000))) {
-    throw new Error(`Milvus does not answer at ${production.milvusAddress}; start it with scripts/milvus-lite.sh start (or set BENCH_MILVUS_ADDRESS)`);
-  }
   const rounds: Round[] = [];
-  let timedOut: string | null = null;
-  for (const profile of PROFILES) {
-    try {
-      await runProfile(profile, rounds);
-    } catch (err) {
-      if (!(err instanceof Timeout)) throw err;
-      timedOut = err.message;
-      break;
-    }
-  }
+  const timedOut = await eachProfile(PROFILES, (profile) => runProfile(profile, rounds));
   const medians: Partial<Record<ProfileName, Medians>> = {};
   for (const profile of PROFILES) {
     const of = rounds.filter((r) => r.profile === profile);

@@ -11,8 +11,9 @@ import { MilvusConnection } from '../../db/milvus.js';
 import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
 import { loadConfig } from '../../lib/config.js';
 import { createLogger } from '../../lib/logger.js';
+import { reachable } from '../../lib/reachable.js';
 import { Providers } from '../../providers/registry.js';
-import { childEnv, machineTicks, processCpu, production, startChild, startWorker, stopChild, type Child } from './children.js';
+import { childEnv, machineTicks, processCpu, production, runScript, startChild, startWorker, stopChild, type Child, type ProfileName } from './children.js';
 
 // What the benches of the write path (ingest, import) share: Cairn started on data of its own and
 // removed afterwards (MariaDB database, Redis prefix, Milvus vectors), waiting for memories to be
@@ -244,4 +245,57 @@ export async function waitIndexed(cairn: BenchCairn, users: string[], count: num
     checkDeadline(`waiting for ${count - last.indexed - last.failed} memories to be indexed`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/** Thrown once a bench's `--timeout-minutes` have passed: the rounds measured so far are still reported. */
+export class Timeout extends Error {}
+
+/** A bench's time limit: `check` throws a `Timeout` naming what was awaited once it has passed. */
+export function deadline(minutes: number): (what: string) => void {
+  const at = Date.now() + minutes * 60_000;
+  return (what) => {
+    if (Date.now() > at) throw new Timeout(`timed out (--timeout-minutes ${minutes}) while ${what}`);
+  };
+}
+
+/**
+ * Runs `run` on each profile in turn, after checking that Milvus answers when production is among
+ * them. A `Timeout` ends the runs: its message is returned (null when every profile ran).
+ */
+export async function eachProfile(profiles: ProfileName[], run: (profile: ProfileName) => Promise<void>): Promise<string | null> {
+  if (profiles.includes('production') && !(await reachable(production.milvusAddress, 19530, 1_000))) {
+    throw new Error(`Milvus does not answer at ${production.milvusAddress}; start it with scripts/milvus-lite.sh start (or set BENCH_MILVUS_ADDRESS)`);
+  }
+  for (const profile of profiles) {
+    try {
+      await run(profile);
+    } catch (err) {
+      if (!(err instanceof Timeout)) throw err;
+      return err.message;
+    }
+  }
+  return null;
+}
+
+/** The raw embedder's measurement: texts embedded a second, and what that cost. */
+export interface Raw extends Usage {
+  sentences: number;
+  seconds: number;
+  sentencesPerSecond: number;
+}
+
+const rawEntry = path.join(path.dirname(new URL(import.meta.url).pathname), 'raw-embedder.ts');
+
+/** Runs `raw-embedder.ts` with `args` (see its usage) in a child process started for this measurement alone. */
+export async function rawEmbedder(args: string[], localModelDir: string): Promise<Raw> {
+  const out = await runScript(rawEntry, args, childEnv('embedded', os.tmpdir(), 'warn', { LOCAL_MODEL_DIR: localModelDir }));
+  const r = JSON.parse(out.trim().split('\n').pop() as string) as Omit<Raw, 'cpu'> & { cpuSeconds: number; modelCpuSeconds: number };
+  return {
+    sentences: r.sentences,
+    seconds: r.seconds,
+    sentencesPerSecond: r.sentencesPerSecond,
+    cpu: [{ name: 'raw embedder', seconds: r.cpuSeconds, model: r.modelCpuSeconds }],
+    machineBusy: r.machineBusy,
+    machineSeconds: r.machineSeconds,
+  };
 }
