@@ -1,37 +1,27 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { memoryCollection } from '../../core/memory/rows.js';
-import { createDatabase, ensureMysqlDatabase, type Knex } from '../../db/knex.js';
-import { migrateLatest } from '../../db/migrate.js';
-import { MilvusConnection } from '../../db/milvus.js';
-import { MilvusVectorStore } from '../../db/vectors/milvus.store.js';
-import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
-import { loadConfig } from '../../lib/config.js';
-import { createLogger } from '../../lib/logger.js';
-import { reachable } from '../../lib/reachable.js';
-import { Providers } from '../../providers/registry.js';
+import type { Queue } from 'bullmq';
+import type { Knex } from '../../db/knex.js';
 import { notes } from './corpus.js';
+import { Api, control, latency, timed, type Latency, type ProfileName } from './children.js';
 import {
-  Api,
-  childEnv,
-  control,
-  latency,
-  machineTicks,
-  processCpu,
-  production,
-  runScript,
-  startChild,
-  startWorker,
-  stopChild,
-  timed,
-  type Child,
-  type Latency,
-  type ProfileName,
-} from './children.js';
+  databaseUrlNamed,
+  deadline,
+  eachProfile,
+  fixed,
+  median,
+  meter,
+  rawEmbedder,
+  render,
+  startEmbeddedCairn,
+  startProductionCairn,
+  waitIndexed as waitFor,
+  type BenchCairn,
+  type Progress,
+  type Raw,
+  type Usage,
+} from './runs.js';
 
 // P3 — ingest: typed records indexed per second by Cairn's write path (HTTP write → outbox →
 // queue → embed → vector store) against the raw local embedder (batch 32), on the embedded profile
@@ -66,7 +56,6 @@ const RAW_SENTENCES = Number(args['raw-sentences'] ?? Math.ceil(N / B) * B);
 const CONCURRENCY = Number(args.concurrency);
 const WRITE_BATCH = Number(args['write-batch']);
 const WORKERS = Number(args.workers);
-const DEADLINE = Date.now() + Number(args['timeout-minutes']) * 60_000;
 if (
   !PROFILES.every((p) => p === 'embedded' || p === 'production') ||
   ![N, ROUNDS, B, RAW_SENTENCES, CONCURRENCY, WRITE_BATCH, WORKERS].every((x) => Number.isInteger(x) && x > 0) ||
@@ -78,6 +67,7 @@ if (
   );
   process.exit(2);
 }
+const checkDeadline = deadline(Number(args['timeout-minutes']));
 const MILVUS_TIMEOUT_MS = 120_000;
 const POLL_MS = 100;
 const WARM_RECORDS = 16;
@@ -86,104 +76,27 @@ const TOPICS = ['work', 'family', 'health', 'travel', 'money', 'hobby'];
 const TARGET = { ratio: 0.8 };
 const STAMP = Date.now().toString(36);
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
-const rawEntry = path.join(path.dirname(new URL(import.meta.url).pathname), 'raw-embedder.ts');
-
-class Timeout extends Error {}
-
-function checkDeadline(what: string): void {
-  if (Date.now() > DEADLINE) throw new Timeout(`timed out (--timeout-minutes ${args['timeout-minutes']}) while ${what}`);
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A process whose CPU time is measured. */
-interface Proc {
-  name: string;
-  pid: number | undefined;
-}
-
-/** CPU seconds one process used during a measurement, and the embedding model's part of them. */
-interface ProcessCpu {
-  name: string;
-  seconds: number;
-  model: number;
-}
-
-/** What a measurement cost: CPU by process, and how busy the whole machine was (a share of all cores, and in CPU seconds). */
-interface Usage {
-  cpu: ProcessCpu[];
-  machineBusy: number;
-  machineSeconds: number;
-}
-
-/** Starts measuring the CPU of `procs` and of the machine; the function returned stops and reports. */
-function meter(procs: Proc[]): () => Usage {
-  const before = procs.map((p) => processCpu(p.pid));
-  const machine = machineTicks();
-  return () => {
-    const after = procs.map((p) => processCpu(p.pid));
-    const now = machineTicks();
-    return {
-      cpu: procs.map((p, i) => ({ name: p.name, seconds: (after[i]?.total ?? NaN) - (before[i]?.total ?? NaN), model: (after[i]?.model ?? NaN) - (before[i]?.model ?? NaN) })),
-      machineBusy: (now.busy - machine.busy) / Math.max(1, now.total - machine.total),
-      machineSeconds: (now.busy - machine.busy) / 100,
-    };
-  };
-}
-
-interface Raw extends Usage {
-  sentences: number;
-  seconds: number;
-  sentencesPerSecond: number;
-}
-
-/** The raw embedder, in a child process (`raw-embedder.ts`) started for this measurement alone. */
-async function rawEmbedder(round: number): Promise<Raw> {
+/** The raw embedder on this round's notes. */
+function rawRound(round: number): Promise<Raw> {
   checkDeadline('measuring the raw embedder');
-  const out = await runScript(rawEntry, [String(B), String(RAW_SENTENCES), String(50_000_000 + round * 1_000_000)], childEnv('embedded', os.tmpdir(), 'warn', { LOCAL_MODEL_DIR: localModelDir }));
-  const r = JSON.parse(out.trim().split('\n').pop() as string) as {
-    sentences: number;
-    seconds: number;
-    sentencesPerSecond: number;
-    cpuSeconds: number;
-    modelCpuSeconds: number;
-    machineBusy: number;
-    machineSeconds: number;
-  };
-  return {
-    sentences: r.sentences,
-    seconds: r.seconds,
-    sentencesPerSecond: r.sentencesPerSecond,
-    cpu: [{ name: 'raw embedder', seconds: r.cpuSeconds, model: r.modelCpuSeconds }],
-    machineBusy: r.machineBusy,
-    machineSeconds: r.machineSeconds,
-  };
+  return rawEmbedder([String(B), String(RAW_SENTENCES), String(50_000_000 + round * 1_000_000)], localModelDir);
 }
 
 /**
  * Cairn on one profile, as the bench drives it: its API, the database it polls for indexing
  * progress, its processes, and a way to hold indexing back while records are written.
  */
-interface System {
+interface System extends BenchCairn {
   profile: ProfileName;
   api: Api;
-  db: Knex;
-  projectId: string;
-  procs: Array<Proc & { alive: () => boolean }>;
   /** From now on written records wait: none is indexed until `release`. */
   hold(): Promise<void>;
   /** Resolves once the indexing work of `count` records waits to be run. */
   waitHeld(count: number): Promise<void>;
   release(): Promise<void>;
-  close(): Promise<void>;
-}
-
-function procOf(name: string, proc: Child['proc']): Proc & { alive: () => boolean } {
-  return { name, pid: proc.pid, alive: () => proc.exitCode === null && proc.signalCode === null };
-}
-
-async function projectOf(db: Knex): Promise<string> {
-  return ((await db('projects').where({ name: 'bench' }).first('id')) as { id: string }).id;
 }
 
 async function outboxCount(db: Knex, waitingOnly: boolean): Promise<number> {
@@ -202,168 +115,47 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
 }
 
 /**
- * The embedded profile: one Cairn process (role `all`, as `npm start` runs it) on a fresh
- * DATA_DIR. The bench reads its SQLite file (WAL) for progress; indexing is held back by stopping
- * the process's outbox relay (`hold` on its stdin), so written records wait in the outbox.
+ * The embedded profile: one Cairn process on a fresh DATA_DIR (`startEmbeddedCairn`). Indexing is
+ * held back by stopping the process's outbox relay (`hold` on its stdin), so written records wait
+ * in the outbox.
  */
 async function embeddedSystem(): Promise<System> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
-  const env = childEnv('embedded', dataDir, 'warn', { LOCAL_MODEL_DIR: localModelDir });
-  let child: Child | null = null;
-  const db = createDatabase({ databaseUrl: null, dataDir });
-  const close = async (): Promise<void> => {
-    if (child) await stopChild(child.proc);
-    await db.destroy();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  const cairn = await startEmbeddedCairn(localModelDir);
+  return {
+    ...cairn,
+    profile: 'embedded',
+    api: new Api(cairn.http),
+    hold: () => control(cairn.http, 'hold'),
+    waitHeld: (count) => until('waiting for the writes to reach the outbox', async () => (await outboxCount(cairn.db, false)) >= count),
+    release: () => control(cairn.http, 'release'),
   };
-  try {
-    child = await startChild('cairn', 'cairn', env);
-    const running = child;
-    return {
-      profile: 'embedded',
-      api: new Api(running),
-      db,
-      projectId: await projectOf(db),
-      procs: [procOf('cairn', running.proc)],
-      hold: () => control(running, 'hold'),
-      waitHeld: (count) => until('waiting for the writes to reach the outbox', async () => (await outboxCount(db, false)) >= count),
-      release: () => control(running, 'release'),
-      close,
-    };
-  } catch (err) {
-    await close();
-    throw err;
-  }
 }
 
 /** The production database of this run: the BENCH_DATABASE_URL server, a database named for the run. */
-function runDatabaseUrl(): string {
-  const url = new URL(production.databaseUrl);
-  url.pathname = `/cairn_bench_ingest_${STAMP}`;
-  return url.toString();
-}
-
-async function dropDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/mysql';
-  const admin = createDatabase({ databaseUrl: url.toString(), dataDir: '' });
-  try {
-    await admin.raw('DROP DATABASE IF EXISTS ??', [name]);
-  } finally {
-    await admin.destroy();
-  }
-}
+const runDatabaseUrl = (): string => databaseUrlNamed(`cairn_bench_ingest_${STAMP}`);
 
 /**
- * Deletes the run's vectors from the local model's memories collection (one delete of its project's
- * vectors, on a Milvus connection of its own). The collection itself stays: tests and other runs
- * against the same Milvus may be using it.
- */
-async function removeVectors(projectId: string): Promise<void> {
-  const log = createLogger('warn');
-  const providers = new Providers(loadConfig({ DATA_DIR: os.tmpdir(), LOCAL_MODEL_DIR: localModelDir }), log);
-  const milvus = new MilvusConnection(production.milvusAddress, null, log, MILVUS_TIMEOUT_MS);
-  try {
-    const spec = await memoryCollection(providers.embedders, 'local');
-    const store = new MilvusVectorStore(milvus, log);
-    await store.deleteByFilter(spec, projectId, null);
-    const left = await store.count(spec, projectId);
-    if (left > 0) throw new Error(`${left} vectors of the run are still in ${spec.name}`);
-  } finally {
-    await milvus.close();
-    await providers.close();
-  }
-}
-
-/**
- * The production profile: an API process (role `api`) and `--workers` `start:worker` processes on
- * a MariaDB database of this run's own, a Redis prefix of its own and Milvus Lite. Indexing is held
+ * The production profile: an API process and `--workers` worker processes on a MariaDB database
+ * and a Redis prefix of this run's own and Milvus Lite (`startProductionCairn`). Indexing is held
  * back by pausing the embedding queue (the bench's own BullMQ `Queue`), so written records wait
- * there as jobs. Everything is removed on close: the database, the prefix's keys, the run's vectors
- * (the collection stays: see `removeVectors`).
+ * there as jobs.
  */
 async function productionSystem(): Promise<System> {
-  const databaseUrl = runDatabaseUrl();
-  const prefix = `bench-ingest-${STAMP}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
-  const env = childEnv('production', dataDir, 'warn', { DATABASE_URL: databaseUrl, LOCAL_MODEL_DIR: localModelDir, MILVUS_TIMEOUT_MS: String(MILVUS_TIMEOUT_MS), QUEUE_PREFIX: prefix });
-  let projectId: string | null = null;
-  await ensureMysqlDatabase(databaseUrl);
-  const db = createDatabase({ databaseUrl, dataDir: '' });
-  const connection = new Redis(production.redisUrl, { maxRetriesPerRequest: null });
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection, prefix: prefix }));
-  const embedding = queues[QUEUE_NAMES.indexOf('embedding')] as Queue;
-  const children: Child['proc'][] = [];
-  const close = async (): Promise<void> => {
-    await Promise.all(children.map(stopChild));
-    for (const queue of queues) await queue.obliterate({ force: true }).catch(() => undefined);
-    await Promise.all(queues.map((q) => q.close()));
-    // the key cache and change counters under the same prefix
-    for (let cursor = '0'; ; ) {
-      const [next, keys] = await connection.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length > 0) await connection.del(...keys);
-      if ((cursor = next) === '0') break;
-    }
-    connection.disconnect();
-    if (projectId !== null) await removeVectors(projectId).catch((err: unknown) => process.stderr.write(`warning: the run's vectors were not removed: ${String(err)}\n`));
-    await db.destroy();
-    await dropDatabase(databaseUrl);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  const cairn = await startProductionCairn({ databaseUrl: runDatabaseUrl(), prefix: `bench-ingest-${STAMP}`, workers: WORKERS, localModelDir, milvusTimeoutMs: MILVUS_TIMEOUT_MS });
+  const embedding = cairn.embedding as Queue;
+  const queued = async (): Promise<number> => Object.values(await embedding.getJobCounts('waiting', 'paused', 'prioritized', 'delayed')).reduce((s, x) => s + x, 0);
+  return {
+    ...cairn,
+    profile: 'production',
+    api: new Api(cairn.http),
+    hold: () => embedding.pause(),
+    waitHeld: (count) => until('waiting for the jobs to be queued', async () => (await outboxCount(cairn.db, true)) === 0 && (await queued()) >= count),
+    release: () => embedding.resume(),
   };
-  try {
-    await migrateLatest(db);
-    const api = await startChild('api', 'cairn-api', env);
-    children.push(api.proc);
-    const workers = await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(`worker ${i + 1}`, env, async () => (await embedding.getWorkersCount()) >= WORKERS)));
-    children.push(...workers);
-    projectId = await projectOf(db);
-    const queued = async (): Promise<number> => Object.values(await embedding.getJobCounts('waiting', 'paused', 'prioritized', 'delayed')).reduce((s, x) => s + x, 0);
-    return {
-      profile: 'production',
-      api: new Api(api),
-      db,
-      projectId,
-      procs: [procOf('api', api.proc), ...workers.map((w, i) => procOf(`worker ${i + 1}`, w))],
-      hold: () => embedding.pause(),
-      waitHeld: (count) => until('waiting for the jobs to be queued', async () => (await outboxCount(db, true)) === 0 && (await queued()) >= count),
-      release: () => embedding.resume(),
-      close,
-    };
-  } catch (err) {
-    await close();
-    throw err;
-  }
-}
-
-interface Progress {
-  indexed: number;
-  failed: number;
-}
-
-async function progress(sys: System, user: string): Promise<Progress> {
-  const rows = (await sys
-    .db('memories')
-    .where({ project_id: sys.projectId, user_id: user })
-    .select('embedding_status')
-    .count({ n: '*' })
-    .groupBy('embedding_status')) as Array<{ embedding_status: string; n: number | string }>;
-  const of = (status: string): number => Number(rows.find((r) => r.embedding_status === status)?.n ?? 0);
-  return { indexed: of('indexed'), failed: of('failed') };
 }
 
 /** Polls until `count` records of `user` are indexed or failed; throws when a Cairn process dies, on abort, or past the deadline. */
-async function waitIndexed(sys: System, user: string, count: number, signal?: AbortSignal): Promise<Progress> {
-  for (;;) {
-    const last = await progress(sys, user);
-    if (last.indexed + last.failed >= count) return last;
-    if (signal?.aborted) throw new Error('aborted');
-    const dead = sys.procs.find((p) => !p.alive());
-    if (dead) throw new Error(`${dead.name} exited during the run`);
-    checkDeadline(`waiting for ${count - last.indexed - last.failed} records of ${user} to be indexed`);
-    await sleep(POLL_MS);
-  }
-}
+const waitIndexed = (sys: System, user: string, count: number, signal?: AbortSignal): Promise<Progress> => waitFor(sys, [user], count, checkDeadline, signal);
 
 const item = (text: string, i: number, user: string) => ({ record: { note: text, topic: TOPICS[i % TOPICS.length] }, user_id: user, run_id: user });
 
@@ -500,20 +292,6 @@ interface Round {
   endToEnd: EndToEnd;
 }
 
-const fixed = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '–');
-/** The median; of an even count, the mean of the middle two. */
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const half = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[half] as number) : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
-};
-
-function render(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padStart(widths[i] as number)).join(' | ')} |`;
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
-
 /** Medians over the rounds of one profile; each ratio is the median of the per-round ratios. */
 interface Medians {
   raw: number;
@@ -600,7 +378,7 @@ async function runProfile(profile: ProfileName, rounds: Round[]): Promise<void> 
     await ensureSchema(sys.api);
     await warmUp(sys);
     for (let round = 1; round <= ROUNDS; round++) {
-      const raw = await rawEmbedder(round);
+      const raw = await rawRound(round);
       process.stderr.write(`[${profile} ${round}] raw embedder: ${fixed(raw.sentencesPerSecond, 0)} sentences/s\n`);
       const held = await backlog(sys, round, raw);
       process.stderr.write(`[${profile} ${round}] backlog: ${fixed(held.indexedPerSecond, 0)} indexed/s (ratio ${fixed(held.ratio, 2)})\n`);
@@ -620,20 +398,8 @@ async function main(): Promise<number> {
       `backlog of ${N} records (written ${WRITE_BATCH} a request while indexing is held), ${N} records end to end (${CONCURRENCY} requests in flight); ` +
       `production with ${WORKERS} worker process${WORKERS > 1 ? 'es' : ''} (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 'default'}, EMBED_CONCURRENCY ${process.env.EMBED_CONCURRENCY ?? 'default'})\n`,
   );
-  if (PROFILES.includes('production') && !(await reachable(production.milvusAddress, 19530, 1_000))) {
-    throw new Error(`Milvus does not answer at ${production.milvusAddress}; start it with scripts/milvus-lite.sh start (or set BENCH_MILVUS_ADDRESS)`);
-  }
   const rounds: Round[] = [];
-  let timedOut: string | null = null;
-  for (const profile of PROFILES) {
-    try {
-      await runProfile(profile, rounds);
-    } catch (err) {
-      if (!(err instanceof Timeout)) throw err;
-      timedOut = err.message;
-      break;
-    }
-  }
+  const timedOut = await eachProfile(PROFILES, (profile) => runProfile(profile, rounds));
   const medians: Partial<Record<ProfileName, Medians>> = {};
   for (const profile of PROFILES) {
     const of = rounds.filter((r) => r.profile === profile);
