@@ -28,9 +28,7 @@ export class MemoryWrites {
   /** Adds waiting for the transaction in progress to end, written together in the next (see `add`). */
   private readonly adds = new Coalescer<null, MemoryRow, void>(
     async (_, rows) => {
-      // SQLite runs a transaction without letting the event loop turn: without this turn, adds whose
-      // requests arrived with these would never find one in progress to wait for, and never be written together
-      await new Promise((resolve) => setImmediate(resolve));
+      if (this.options.synchronousDriver) await new Promise((resolve) => setImmediate(resolve));
       await this.transaction((tx) => this.insert(tx, rows));
       return rows.map(() => undefined);
     },
@@ -43,6 +41,14 @@ export class MemoryWrites {
     private readonly keywords: MemoryKeywords,
     private readonly usage: UsageRepository,
     private readonly events: MemoryWriteEvents,
+    /**
+     * `synchronousDriver`: the database runs a whole transaction without letting the event loop
+     * turn (better-sqlite3). Adds whose requests arrived with the first then never find one in
+     * progress to wait for, so each group waits one turn before it starts. Not on a networked
+     * database, where a transaction waits on the network anyway: there the turn only moved the
+     * outbox relay's pass into the transaction's path and cost a batch import CPU (0.18 → 0.26 ms an add).
+     */
+    private readonly options: { synchronousDriver: boolean } = { synchronousDriver: false },
   ) {}
 
   /**
