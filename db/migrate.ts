@@ -31,7 +31,7 @@ import * as adminSignOuts from './migrations/0029_admin_sign_outs.js';
 import * as idempotencyKeys from './migrations/0030_idempotency_keys.js';
 import * as memoryValidity from './migrations/0031_memory_validity.js';
 import * as memoryEntities from './migrations/0032_memory_entities.js';
-import * as memoryTermsPinnedIndexes from './migrations/0033_memory_terms_pinned_indexes.js';
+import * as memoryTermsPinnedIndexes from './migrations/0034_memory_terms_pinned_indexes.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -67,7 +67,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0030_idempotency_keys', idempotencyKeys],
   ['0031_memory_validity', memoryValidity],
   ['0032_memory_entities', memoryEntities],
-  ['0033_memory_terms_pinned_indexes', memoryTermsPinnedIndexes],
+  ['0034_memory_terms_pinned_indexes', memoryTermsPinnedIndexes],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */
