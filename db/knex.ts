@@ -50,7 +50,7 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
     pool: {
       min: 1,
       max: 1,
-      afterCreate(conn: { pragma: (sql: string) => unknown }, done: (err: Error | null, conn: unknown) => void) {
+      afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
         // WAL lets readers proceed during a write; busy_timeout covers the CLI writing while the server runs.
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
@@ -60,11 +60,40 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
         conn.pragma('journal_size_limit = 67108864');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
+        keepPrepared(conn);
         done(null, conn);
       },
     },
   });
   return db;
+}
+
+/** What of a better-sqlite3 connection the pool's set-up uses. */
+interface SqliteConnection {
+  pragma(sql: string): unknown;
+  prepare(sql: string): { busy: boolean };
+}
+
+/** Most statements a SQLite connection keeps prepared (see `keepPrepared`). */
+const PREPARED_STATEMENTS = 256;
+
+/**
+ * Keeps the statements a connection prepared, by SQL text, the most recently used first: knex
+ * prepares each query afresh, and preparing one of a memory add's inserts costs about as much as
+ * running it. knex runs a statement to its end before the next (`all` or `run`, never an iterator),
+ * so one is free again by the time its SQL comes back; one still busy is prepared anew all the same.
+ */
+function keepPrepared(conn: SqliteConnection): void {
+  const prepare = conn.prepare.bind(conn);
+  const statements = new Map<string, { busy: boolean }>();
+  conn.prepare = (sql) => {
+    let statement = statements.get(sql);
+    statements.delete(sql);
+    if (statement === undefined || statement.busy) statement = prepare(sql);
+    statements.set(sql, statement);
+    if (statements.size > PREPARED_STATEMENTS) statements.delete(statements.keys().next().value as string);
+    return statement;
+  };
 }
 
 /** The SQLite file of the embedded profile's database under `dataDir`. */

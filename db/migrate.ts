@@ -32,6 +32,7 @@ import * as idempotencyKeys from './migrations/0030_idempotency_keys.js';
 import * as memoryValidity from './migrations/0031_memory_validity.js';
 import * as memoryEntities from './migrations/0032_memory_entities.js';
 import * as memoriesStatusIndex from './migrations/0033_memories_status_index.js';
+import * as memoryTermsPinnedIndexes from './migrations/0034_memory_terms_pinned_indexes.js';
 
 /** Every migration, in order. Names are recorded in `knex_migrations`; never rename one. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
@@ -68,6 +69,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Knex.Migration]> = [
   ['0031_memory_validity', memoryValidity],
   ['0032_memory_entities', memoryEntities],
   ['0033_memories_status_index', memoriesStatusIndex],
+  ['0034_memory_terms_pinned_indexes', memoryTermsPinnedIndexes],
 ];
 
 /** Migrations compiled into the program, so they run the same under tsx, in Docker and in tests. */

@@ -35,7 +35,7 @@ import { Usage } from '../core/usage.js';
 import { Operations } from '../core/operations.js';
 import { Schemas } from '../core/schemas.js';
 import { ConfigCache } from '../core/config-cache.js';
-import { createDatabase, sqliteFile, type Knex } from '../db/knex.js';
+import { createDatabase, sqliteFile, supportsRowLocks, type Knex } from '../db/knex.js';
 import { startCheckpoints } from '../db/sqlite-checkpoints.js';
 import { migrateLatest, pendingMigrations } from '../db/migrate.js';
 import type { MilvusConnection } from '../db/milvus.js';
@@ -246,7 +246,7 @@ export class Runtime {
     events.subscribe(this.webhooks);
     this.entityIndex = new MemoryEntityIndex(this.repositories.memoryEntities);
     events.subscribe(this.entityIndex);
-    const writes = new MemoryWrites(memories, outbox, keywords, usage, events);
+    const writes = new MemoryWrites(memories, outbox, keywords, usage, events, { synchronousDriver: !supportsRowLocks(this.db) });
     this.records = new Records(memories, writes, this.schemas);
     const memoryEmbedModel = modelName('embed', config.memoryEmbedModel);
     this.reranking = new Reranking(config.rerankModel !== null ? this.providers.rerankers.get(config.rerankModel) : null, config.rerankTimeoutMs);

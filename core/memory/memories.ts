@@ -115,7 +115,7 @@ export class Memories {
     }
     const rows = fresh.map((memory) => ({ ...newMemoryRow(projectId, owner, memory, undefined, options.eventTime), is_message: options.messages === true ? 1 : 0 }));
     if (rows.length === 0) return [];
-    await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    await this.writes.add(rows);
     return rows.map(memoryView);
   }
 
@@ -132,7 +132,7 @@ export class Memories {
       const eventTime = item.timestamp === undefined ? undefined : Math.round(item.timestamp * 1000);
       return distinct(item.messages.map((m) => m.content)).map((memory) => ({ ...newMemoryRow(projectId, item, memory, undefined, eventTime), is_message: 1 }));
     }).flat();
-    if (rows.length > 0) await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    if (rows.length > 0) await this.writes.add(rows);
     return rows.map(memoryView);
   }
 

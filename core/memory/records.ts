@@ -43,7 +43,7 @@ export class Records {
   async store(projectId: string, schemaName: string, input: StoreRecordInput): Promise<RecordView> {
     const version = await this.schemas.get(projectId, schemaName);
     const row = recordRow(projectId, version, input);
-    await this.writes.transaction((tx) => this.writes.insert(tx, [row]));
+    await this.writes.add([row]);
     return recordView(row);
   }
 
@@ -56,7 +56,7 @@ export class Records {
     checkBatchSize(inputs.length, 'records');
     const version = await this.schemas.get(projectId, schemaName);
     const rows = checkBatch(inputs, '/records', `${schemaName} records`, (input, at) => recordRow(projectId, version, input, at));
-    await this.writes.transaction((tx) => this.writes.insert(tx, rows));
+    await this.writes.add(rows);
     return rows.map(recordView);
   }
 

@@ -34,17 +34,18 @@ export async function addColumnIfMissing(
   await knex.schema.alterTable(table, build);
 }
 
-/** Creates a (unique) index unless one of that name exists on the table. */
+/** Creates a (unique) index unless one of that name exists on the table; `predicate` makes it partial (SQLite). */
 export async function ensureIndex(
   knex: Knex,
   table: string,
   name: string,
   columns: string[],
-  options: { unique?: boolean } = {},
+  options: { unique?: boolean; predicate?: Knex.QueryBuilder } = {},
 ): Promise<void> {
   if (await hasIndex(knex, table, name)) return;
   await knex.schema.alterTable(table, (t) => {
     if (options.unique) t.unique(columns, { indexName: name });
+    else if (options.predicate) t.index(columns, name, { predicate: options.predicate });
     else t.index(columns, name);
   });
 }

@@ -79,7 +79,8 @@ export async function migrateProduction(): Promise<void> {
  * unless `forwardLogs` is false.
  */
 export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api', env: NodeJS.ProcessEnv, forwardLogs = true, root = repoRoot): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', serverEntry(root), target, '0'], {
+  // BENCH_API_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits
+  const proc = spawn(process.execPath, [...(process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : []), '--import', 'tsx', serverEntry(root), target, '0'], {
     cwd: root,
     env,
     // stdin carries `control` commands

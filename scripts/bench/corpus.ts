@@ -27,3 +27,23 @@ export function handbook(n: number, sections = 10): string {
   }
   return `${parts.join('\n\n')}\n`;
 }
+
+const SPEAKERS = ['Maya', 'Daniel', 'Priya', 'Tomás', 'Aiko', 'Lars', 'Fatima', 'Owen'];
+const PEOPLE = ['Daniel', 'my sister Ines', 'Dr. Okafor', 'Grandma Rosa', 'our neighbour Mr. Patel', 'Lucia from Acme', 'the Hendersons', 'Coach Brennan'];
+const CITIES = ['Porto', 'Lisbon', 'Berlin', 'Osaka', 'the Lake District', 'Montreal', 'Nairobi', 'Valencia', 'Seattle', 'Kraków'];
+const LINES = [
+  (p: string, w: string) => `We moved to ${w} with ${p}`,
+  (p: string, w: string) => `I'm flying to ${w} next month to see ${p}, can you remind me to book the hotel near the old town?`,
+  (p: string, w: string) => `${p} recommended a small restaurant in ${w}, the one with the blue door`,
+  (p: string, w: string) => `Remember that ${p} is allergic to peanuts when we plan the dinner in ${w}`,
+  (p: string, w: string) => `Last summer ${p} and I hiked for a week around ${w} and it rained every single day`,
+  (p: string, w: string) => `My new job starts in ${w} on the 3rd of March; ${p} will help me find a flat`,
+];
+const WHEN = ['', ' on Friday', ' in 2019', ' after the wedding', ' before Christmas', ' last week'];
+
+/** `count` seeded chat lines of 60–200 characters that name people and places, distinct by their seed. */
+export function chatLines(count: number, seed: number): string[] {
+  const next = random(seed + 1);
+  const pick = <T>(list: T[]): T => list[Math.floor(next() * list.length)] as T;
+  return Array.from({ length: count }, (_, i) => `${pick(SPEAKERS)}: ${pick(LINES)(pick(PEOPLE), pick(CITIES))}${pick(WHEN)} (#${seed + i})`);
+}

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { createDatabase, type Knex } from '../../db/knex.js';
 import { QUEUE_NAMES } from '../../contracts/jobs/catalogue.js';
 import { reachable } from '../../lib/reachable.js';
-import { seededRandom } from '../../lib/seeded-random.js';
+import { chatLines } from './corpus.js';
 import { Api, childEnv, latency, percentile, production, runScript, startChild, startWorker, stopChild, timed, type ProfileName } from './children.js';
 
 // Does the write path stay as fast across a change? Two checkouts (--before DIR --after DIR), each
@@ -56,26 +56,6 @@ const RUN_TIMEOUT_MS = 300_000;
 const CLEAN_TIMEOUT_MS = 300_000;
 const POLL_MS = 100;
 const localModelDir = process.env.LOCAL_MODEL_DIR ?? path.join(path.dirname(new URL(import.meta.url).pathname), '../../.cache/models');
-
-const SPEAKERS = ['Maya', 'Daniel', 'Priya', 'Tomás', 'Aiko', 'Lars', 'Fatima', 'Owen'];
-const PEOPLE = ['Daniel', 'my sister Ines', 'Dr. Okafor', 'Grandma Rosa', 'our neighbour Mr. Patel', 'Lucia from Acme', 'the Hendersons', 'Coach Brennan'];
-const PLACES = ['Porto', 'Lisbon', 'Berlin', 'Osaka', 'the Lake District', 'Montreal', 'Nairobi', 'Valencia', 'Seattle', 'Kraków'];
-const LINES = [
-  (p: string, w: string) => `We moved to ${w} with ${p}`,
-  (p: string, w: string) => `I'm flying to ${w} next month to see ${p}, can you remind me to book the hotel near the old town?`,
-  (p: string, w: string) => `${p} recommended a small restaurant in ${w}, the one with the blue door`,
-  (p: string, w: string) => `Remember that ${p} is allergic to peanuts when we plan the dinner in ${w}`,
-  (p: string, w: string) => `Last summer ${p} and I hiked for a week around ${w} and it rained every single day`,
-  (p: string, w: string) => `My new job starts in ${w} on the 3rd of March; ${p} will help me find a flat`,
-];
-const WHEN = ['', ' on Friday', ' in 2019', ' after the wedding', ' before Christmas', ' last week'];
-
-/** `count` seeded chat lines of 60–200 characters that name people and places, distinct by their seed. */
-function chatLines(count: number, seed: number): string[] {
-  const next = seededRandom(seed + 1);
-  const pick = <T>(list: T[]): T => list[Math.floor(next() * list.length)] as T;
-  return Array.from({ length: count }, (_, i) => `${pick(SPEAKERS)}: ${pick(LINES)(pick(PEOPLE), pick(PLACES))}${pick(WHEN)} (#${seed + i})`);
-}
 
 /** A checkout's running server(s) on a profile, and what the bench reads of them. */
 interface Target {
