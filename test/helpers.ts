@@ -5,6 +5,8 @@ import path from 'node:path';
 import supertest from 'supertest';
 import type Koa from 'koa';
 import { createApp } from '../api/app.js';
+import { createDatabase, ensureMysqlDatabase } from '../db/knex.js';
+import { migrateLatest } from '../db/migrate.js';
 import { loadConfig } from '../lib/config.js';
 import { withTimeout } from '../lib/time.js';
 import { createLogger, type Logger } from '../lib/logger.js';
@@ -56,6 +58,23 @@ export function profileEnv(extra: Record<string, string> = {}): Record<string, s
       }
     : { DATA_DIR: tempDir() };
   return { LOG_LEVEL: 'silent', LOCAL_MODEL_DIR, ...(threads ? { LOCAL_EMBED_THREADS: threads } : {}), ...base, ...extra };
+}
+
+/**
+ * A database of its own (production profile; the embedded one has a data directory of its own
+ * already): for tests that break the schema on purpose, and for tests that wait until all
+ * background work is done — a runtime's sweeps re-queue the unfinished work of every project in
+ * its database, including what an earlier test left half done.
+ */
+export async function isolatedDatabaseEnv(): Promise<Record<string, string>> {
+  if (!isProduction) return {};
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${unique('cairn_iso').replace('-', '_')}`;
+  await ensureMysqlDatabase(url.toString());
+  const db = createDatabase({ databaseUrl: url.toString(), dataDir: '' });
+  await migrateLatest(db);
+  await db.destroy();
+  return { DATABASE_URL: url.toString() };
 }
 
 export interface TestRuntime {

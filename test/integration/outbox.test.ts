@@ -1,15 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
-import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
-import { migrateLatest } from '../../db/migrate.js';
 import { JOB_ATTEMPTS } from '../../workers/retry-policy.js';
 import {
   freePort,
+  isolatedDatabaseEnv,
   isProduction,
   newProject,
   spawnCairn,
   startRuntime,
-  TEST_DATABASE_URL,
   token,
   unique,
   waitFor,
@@ -27,18 +25,6 @@ async function probeOf(t: TestRuntime, key: string, id: string): Promise<Probe> 
   const res = await t.http.get(`/v1/probes/${id}`).set('Authorization', token(key));
   expect(res.status).to.equal(200);
   return res.body as Probe;
-}
-
-/** A database of its own for tests that break the schema on purpose. */
-async function isolatedDatabaseEnv(): Promise<Record<string, string>> {
-  if (!isProduction) return {};
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${unique('cairn_iso').replace('-', '_')}`;
-  await ensureMysqlDatabase(url.toString());
-  const db = createDatabase({ databaseUrl: url.toString(), dataDir: '' });
-  await migrateLatest(db);
-  await db.destroy();
-  return { DATABASE_URL: url.toString() };
 }
 
 describe('outbox and queue', () => {
