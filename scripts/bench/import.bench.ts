@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { chatHistory } from './chat-history.js';
 import { Api, latency, timed, type Latency, type ProfileName } from './children.js';
 import { generateDataset } from './memory-quality/dataset.js';
-import { databaseUrlNamed, deadline, eachProfile, fixed, median, meter, rawEmbedder, render, startEmbeddedCairn, startProductionCairn, waitIndexed, type BenchCairn, type Raw, type Usage } from './runs.js';
+import { databaseUrlNamed, deadline, eachProfile, fixed, median, meter, rawEmbedder, render, serviceProcs, startEmbeddedCairn, startProductionCairn, waitIndexed, type BenchCairn, type Raw, type Usage } from './runs.js';
 
 // How fast a chat history becomes searchable (`npm run bench:import`): chat turns imported through
 // mem0's endpoints (infer false, each turn's event time as `timestamp`), timed from the first write
@@ -41,12 +41,18 @@ const { values: args } = parseArgs({
     'raw-batch': { type: 'string', default: '32' },
     workers: { type: 'string', default: '1' },
     seed: { type: 'string', default: '14' },
+    sets: { type: 'string', default: 'chats,history' },
+    modes: { type: 'string', default: 'single,batch' },
     out: { type: 'string' },
     'timeout-minutes': { type: 'string', default: '40' },
   },
 });
-const SETS = ['chats', 'history'] as const;
-type SetName = (typeof SETS)[number];
+const ALL_SETS = ['chats', 'history'] as const;
+type SetName = (typeof ALL_SETS)[number];
+const SETS = ALL_SETS.filter((s) => args.sets.split(',').includes(s));
+const ALL_MODES = ['single', 'batch'] as const;
+type Mode = (typeof ALL_MODES)[number];
+const MODES = ALL_MODES.filter((m) => args.modes.split(',').includes(m));
 const PROFILES: ProfileName[] = args.profile === 'both' ? ['embedded', 'production'] : [args.profile as ProfileName];
 // An answer of the history set costs the embedder a full 256-word-piece input, some 40 chat lines'
 // worth: 200 of them take as long as 2,000 chat lines, and keep a full run near 25 minutes.
@@ -65,15 +71,16 @@ if (
   ![TURNS.chats, TURNS.history, ROUNDS, WRITERS, BATCH_SIZE, RAW_BATCH, WORKERS].every((x) => Number.isInteger(x) && x > 0) ||
   !Number.isInteger(SEED) ||
   BATCH_SIZE > 1000 ||
+  SETS.length === 0 ||
+  MODES.length === 0 ||
   !(Number(args['timeout-minutes']) > 0)
 ) {
   process.stderr.write(
-    '--profile is embedded, production or both; --turns (both sets), --chats-turns, --history-turns, --rounds, --writers, --batch-size (at most 1000), --raw-batch and --workers positive integers, --seed an integer, --timeout-minutes a number\n',
+    '--profile is embedded, production or both; --sets some of chats,history; --modes some of single,batch; --turns (both sets), --chats-turns, --history-turns, --rounds, --writers, --batch-size (at most 1000), --raw-batch and --workers positive integers, --seed an integer, --timeout-minutes a number\n',
   );
   process.exit(2);
 }
-const MODES = ['single', 'batch'] as const;
-type Mode = (typeof MODES)[number];
+
 /** memories searchable/s ÷ the raw embedder's texts/s, at least. */
 const TARGETS: Record<Mode, number> = { single: 0.6, batch: 0.8 };
 /** Conversations of the memory-quality generator hold about 600 turns; the chats set takes at most this many of each. */
@@ -258,6 +265,8 @@ interface Case extends Usage {
   tailSeconds: number;
   /** CPU of the Cairn processes (not the bench) per memory acknowledged. */
   cpuMsPerMemory: number;
+  /** Production: CPU of MariaDB, Redis and Milvus Lite per memory acknowledged, by service. */
+  services: Array<{ name: string; msPerMemory: number }>;
   eventLoopMaxMs: number;
   /** The last turn of the first thread, searched by its text, is among the first 10. */
   searchFound: boolean;
@@ -271,6 +280,7 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
     const users = [...new Set(set.threads.map((t) => t.userId))];
     const abort = new AbortController();
     const stop = meter(sys.procs);
+    const stopServices = meter(profile === 'production' ? serviceProcs() : []);
     const started = performance.now();
     const [writes, done] = await Promise.all([
       write(sys, set, mode, abort).then((w) => ({ ...w, ms: performance.now() - started })),
@@ -278,6 +288,7 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
       waitIndexed(sys, users, set.texts.length, checkDeadline, abort.signal).then((p) => ({ ...p, ms: performance.now() - started })),
     ]);
     const usage = stop();
+    const services = stopServices().cpu.map((c) => ({ name: c.name, msPerMemory: (c.seconds * 1000) / writes.acknowledged }));
     const loopMs = await eventLoopMaxMs(sys);
     const seconds = done.ms / 1000;
     const first = set.threads[0] as Thread;
@@ -299,6 +310,7 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
       latency: latency(writes.latencies),
       tailSeconds: (done.ms - writes.ms) / 1000,
       cpuMsPerMemory: (cairnCpu * 1000) / writes.acknowledged,
+      services,
       eventLoopMaxMs: loopMs,
       searchFound: (found.results as Array<{ id: string }>).some((m) => m.id === writes.lastId),
       ...usage,
@@ -353,7 +365,7 @@ function mediansOf(rounds: Round[]): CaseMedians[] {
 }
 
 function roundsTable(rounds: Round[]): string {
-  const head = ['round', 'set', 'mode', 'memories', 'raw texts/s', 'searchable/s', 'ratio', 'requests', 'request p50 / p99', 'after last write', 'CPU ms/memory (by process)', 'loop max', 'failed', 'search'];
+  const head = ['round', 'set', 'mode', 'memories', 'raw texts/s', 'searchable/s', 'ratio', 'requests', 'request p50 / p99', 'after last write', 'CPU ms/memory (by process)', 'services ms/memory', 'loop max', 'machine busy', 'failed', 'search'];
   const rows = rounds.flatMap((r) =>
     r.cases.map((c) => [
       String(r.round),
@@ -366,8 +378,10 @@ function roundsTable(rounds: Round[]): string {
       String(c.requests),
       `${fixed(c.latency.p50, 0)} / ${fixed(c.latency.p99, 0)} ms`,
       `${fixed(c.tailSeconds, 1)} s`,
-      `${fixed(c.cpuMsPerMemory, 1)} (${c.cpu.map((p) => `${p.name} ${fixed((p.seconds * 1000) / c.memories, 1)}`).join(', ')})`,
+      `${fixed(c.cpuMsPerMemory, 1)} (${c.cpu.map((p) => `${p.name} ${fixed((p.seconds * 1000) / c.memories, 1)}${p.model > 0 ? ` [model ${fixed((p.model * 1000) / c.memories, 1)}]` : ''}`).join(', ')})`,
+      c.services.length === 0 ? '–' : c.services.map((p) => `${p.name} ${fixed(p.msPerMemory, 1)}`).join(', '),
       `${fixed(c.eventLoopMaxMs, 0)} ms`,
+      `${fixed(c.machineBusy * 100, 0)} %`,
       String(c.failed),
       c.searchFound ? 'found' : 'NOT FOUND',
     ]),
@@ -414,7 +428,7 @@ async function runProfile(profile: ProfileName, sets: DataSet[], rounds: Round[]
 async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-import-texts-'));
   try {
-    const sets = [chats(dir), history(dir)];
+    const sets = SETS.map((name) => (name === 'chats' ? chats(dir) : history(dir)));
     process.stdout.write(
       `Cairn import — node ${process.version}, ${os.cpus().length} cores; profiles ${PROFILES.join(', ')}; ${ROUNDS} round${ROUNDS > 1 ? 's' : ''} of: raw embedder (batch ${RAW_BATCH}) on each set, ` +
         `then each set single (${WRITERS} writers, one add a turn) and batch (${WRITERS} writers, ${BATCH_SIZE} turns a request), each on a fresh Cairn; ` +

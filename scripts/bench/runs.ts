@@ -39,6 +39,26 @@ export interface Usage {
   machineSeconds: number;
 }
 
+/**
+ * The local services the production profile uses (MariaDB, Redis, Milvus Lite), found by their
+ * command lines: their CPU counts toward what a write costs the machine, beside Cairn's own.
+ */
+export function serviceProcs(): Proc[] {
+  const found: Proc[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let command: string;
+    try {
+      command = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue;
+    }
+    const name = /\bmariadbd\b|\bmysqld\b/.test(command) ? 'mariadb' : /\bredis-server\b/.test(command) ? 'redis' : /milvus-lite server/.test(command) ? 'milvus' : null;
+    if (name !== null) found.push({ name, pid: Number(entry) });
+  }
+  return found;
+}
+
 /** Starts measuring the CPU of `procs` and of the machine; the function returned stops and reports. */
 export function meter(procs: Proc[]): () => Usage {
   const before = procs.map((p) => processCpu(p.pid));
