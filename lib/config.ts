@@ -236,16 +236,20 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** Model threads a process starts by default at most, whatever its cores. */
+const LOCAL_EMBED_THREADS_MAX = 4;
+
 /**
- * LOCAL_EMBED_THREADS when unset: one model thread per 4 cores, at least one. A thread runs one
- * batch at a time and onnxruntime spreads it over the thread's share of the cores. On 2 cores one
- * thread with both embeds 32 sentences in 72 ms, two threads with one core each in 130 ms each,
- * for only about 10% more sentences a second under full load and a second copy of the model in
- * memory: small machines run one. On larger ones a thread per 4 cores is expected to keep more
- * of them busy than one batch of a small model spread over all of them (not measured here).
+ * LOCAL_EMBED_THREADS when unset: one model thread per core, at most 4. A thread runs one batch at
+ * a time (and holds the next) and onnxruntime spreads it over the thread's share of the cores. On
+ * 2 cores one thread with both embeds one batch sooner, but under load two one-core threads get
+ * through more (bench:import: model CPU per chat line 5.0 ms against 6.2, per long answer 35
+ * against 40; onnxruntime's threads of one batch wait on each other at every operator), for a
+ * second copy of the model in memory. Past 4 cores the threads share the cores out (8 cores: 4
+ * threads of 2), so at most 4 copies are loaded.
  */
 export function defaultLocalEmbedThreads(cores = os.availableParallelism()): number {
-  return Math.max(1, Math.floor(cores / 4));
+  return Math.max(1, Math.min(cores, LOCAL_EMBED_THREADS_MAX));
 }
 
 /**

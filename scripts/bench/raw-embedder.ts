@@ -28,7 +28,9 @@ if (![batch, sentences, seed].every((x) => Number.isInteger(x) && (x as number) 
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-raw-'));
 const modelDir = process.env.LOCAL_MODEL_DIR;
-const providers = new Providers(loadConfig({ DATA_DIR: dataDir, ...(modelDir ? { LOCAL_MODEL_DIR: modelDir } : {}) }), createLogger('warn'));
+// one model thread with every core: a batch of 32 at a time is the model run the simplest way, each
+// call as fast as it goes (Cairn's default of a thread per core pays off only with batches side by side)
+const providers = new Providers(loadConfig({ DATA_DIR: dataDir, LOCAL_EMBED_THREADS: '1', ...(modelDir ? { LOCAL_MODEL_DIR: modelDir } : {}) }), createLogger('warn'));
 try {
   const embedder = providers.embedders.get('local');
   const texts = textsFile === undefined ? notes(sentences as number, seed as number) : readTexts(textsFile);

@@ -85,8 +85,8 @@ describe('config', () => {
     for (const name of ['OPENAI_EMBED_CONCURRENCY', 'OPENAI_EMBED_BATCH', 'COHERE_EMBED_CONCURRENCY', 'COHERE_EMBED_BATCH']) expect(problems, name).to.include(name);
   });
 
-  it('runs the local model on one thread per 4 cores by default, and on up to one per core when LOCAL_EMBED_THREADS says so', () => {
-    expect([1, 2, 3, 4, 7, 8, 16, 64].map((cores) => defaultLocalEmbedThreads(cores))).to.deep.equal([1, 1, 1, 1, 1, 2, 4, 16]);
+  it('runs the local model on one thread per core by default, at most 4, and on up to one per core when LOCAL_EMBED_THREADS says so', () => {
+    expect([1, 2, 3, 4, 7, 8, 16, 64].map((cores) => defaultLocalEmbedThreads(cores))).to.deep.equal([1, 2, 3, 4, 4, 4, 4, 4]);
     expect(loadConfig({}).localEmbedThreads).to.equal(defaultLocalEmbedThreads(os.availableParallelism()));
     expect(loadConfig({ LOCAL_EMBED_THREADS: '1' }).localEmbedThreads).to.equal(1);
     const cores = os.availableParallelism();
