@@ -224,7 +224,7 @@ export class Runtime {
       idempotencyKeys: new IdempotencyKeysRepository(db),
     };
     this.relay = new OutboxRelay(this.repositories.outbox, queue, log.child({ component: 'outbox-relay' }), relayOptions);
-    const outbox = new TransactionalOutbox(db, this.repositories.outbox, () => this.relay.kick());
+    const outbox = new TransactionalOutbox(db, this.repositories.outbox, (entries) => this.relay.handOff(entries));
     this.apiKeys = new ApiKeys(this.repositories.apiKeys, this.repositories.projects, keyCache, log);
     this.adminAccess = new AdminAccess(config.adminToken, adminLimiter, this.repositories.adminSignOuts);
     this.consoleAccess = new ConsoleAccess(this.apiKeys, this.repositories.apiKeys, adminLimiter, this.repositories.adminSignOuts, {

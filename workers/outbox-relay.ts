@@ -19,8 +19,8 @@ const DEFAULTS: RelayOptions = { pollMs: 500, batchSize: 500, leaseMs: 5 * 60_00
  * transaction, hands their jobs to the queue together, and deletes the entries whose jobs the queue
  * holds in one statement. An entry is deleted only after the driver has taken its job, so a queue
  * outage delays work and loses none; while the queue is down each entry backs off exponentially.
- * `kick()` runs a pass at once, for writes made by this process; writes committed while a pass
- * runs are claimed together by the next one.
+ * Entries this process writes are handed to it on commit (`handOff`) and delivered the same way
+ * without a claim; `kick()` runs a pass at once.
  */
 export class OutboxRelay {
   private readonly options: RelayOptions;
@@ -61,6 +61,27 @@ export class OutboxRelay {
         this.kick();
       }
     });
+  }
+
+  /**
+   * Delivers entries this process has just committed, leased to it (`OutboxRepository.add`): no
+   * claim, the same delivery as a pass's. A relay not running frees them for any relay instead.
+   */
+  handOff(entries: OutboxEntry[]): void {
+    if (this.stopped) {
+      this.outbox.release(entries.map((e) => e.id), 'written while this process did not relay', nowMs()).catch((err: unknown) => {
+        // the lease ends on its own, so another relay takes them a little later
+        this.log.warn({ err }, 'could not free outbox entries for other relays');
+      });
+      return;
+    }
+    for (const entry of entries) this.inFlight.add(entry.id);
+    const { settled } = this.deliver(entries);
+    const delivery = settled.finally(() => {
+      for (const entry of entries) this.inFlight.delete(entry.id);
+      this.deliveries.delete(delivery);
+    });
+    this.deliveries.add(delivery);
   }
 
   /** Stops polling and waits for dispatches in flight. */
@@ -120,7 +141,7 @@ export class OutboxRelay {
       }
       const results = await Promise.allSettled(outcomes);
       const failed = entries.filter((_, i) => results[i]?.status === 'rejected');
-      const done = entries.filter((_, i) => results[i]?.status === 'fulfilled').map((e) => e.id);
+      const done = entries.filter((_, i) => results[i]?.status === 'fulfilled');
       await this.outbox.complete(done).catch((err: unknown) => {
         // The jobs are queued; a leftover entry only re-dispatches an idempotent job later.
         this.log.warn({ err, entries: done.length }, 'could not delete delivered outbox entries');

@@ -27,8 +27,14 @@ interface OutboxRow {
 export class OutboxRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Records derived work in the same transaction as the rows that need it, in one statement per 500 jobs. */
-  async add(trx: Knex.Transaction, entries: ReadonlyArray<{ projectId: string; job: JobEnvelope }>): Promise<void> {
+  /**
+   * Records derived work in the same transaction as the rows that need it, in one statement per
+   * 500 jobs, leased for `leaseMs` to the process writing it: that process's relay delivers them
+   * once the transaction commits (`OutboxRelay.handOff`), with no claim of its own, and other
+   * relays take them only if the lease runs out (the writer died first). The entries, with their
+   * ids as the database gave them.
+   */
+  async add(trx: Knex.Transaction, entries: ReadonlyArray<{ projectId: string; job: JobEnvelope }>, leaseMs: number): Promise<OutboxEntry[]> {
     const now = nowMs();
     const rows = entries.map(({ projectId, job }) => ({
       project_id: projectId,
@@ -36,13 +42,31 @@ export class OutboxRepository {
       job_id: job.jobId,
       payload: JSON.stringify(job.payload),
       trace: job.trace ? JSON.stringify(job.trace) : null,
-      attempts: 0,
+      attempts: 1,
       available_at: now,
-      locked_until: null,
+      locked_until: now + leaseMs,
       last_error: null,
       created_at: now,
     }));
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx('outbox').insert(rows.slice(i, i + INSERT_CHUNK));
+    const added: OutboxEntry[] = [];
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = entries.slice(i, i + INSERT_CHUNK);
+      const ids = await this.insertIds(trx, rows.slice(i, i + INSERT_CHUNK));
+      for (const [k, { projectId, job }] of chunk.entries()) added.push({ id: ids[k] as number, projectId, envelope: job, attempts: 1 });
+    }
+    return added;
+  }
+
+  /**
+   * Inserts rows and returns their ids. SQLite returns them; MySQL the first, the rest following
+   * it (InnoDB gives a multi-row INSERT of known length consecutive ids). Should a server number
+   * otherwise, `complete` also matches each entry's job id, so a wrong id deletes nothing and the
+   * entry is delivered again once its lease ends.
+   */
+  private async insertIds(trx: Knex.Transaction, rows: object[]): Promise<number[]> {
+    if (!supportsRowLocks(this.db)) return ((await trx('outbox').insert(rows).returning('id')) as Array<{ id: number }>).map((r) => Number(r.id));
+    const [first] = (await trx('outbox').insert(rows)) as number[];
+    return rows.map((_, k) => Number(first) + k);
   }
 
   /**
@@ -80,12 +104,17 @@ export class OutboxRepository {
     }, config);
   }
 
-  /** The queue has these entries' jobs: they are done, deleted in one statement. A deadlock victim is retried, as InnoDB advises. */
-  async complete(ids: readonly number[]): Promise<void> {
-    if (ids.length === 0) return;
+  /**
+   * The queue has these entries' jobs: they are done, deleted in one statement (by id and job id,
+   * see `insertIds`). A deadlock victim is retried, as InnoDB advises.
+   */
+  async complete(entries: readonly OutboxEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const ids = entries.map((e) => e.id);
+    const jobIds = [...new Set(entries.map((e) => e.envelope.jobId))];
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.db('outbox').whereIn('id', ids).delete();
+        await this.db('outbox').whereIn('id', ids).whereIn('job_id', jobIds).delete();
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 5) throw err;

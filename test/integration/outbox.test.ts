@@ -63,6 +63,58 @@ describe('outbox and queue', () => {
     }
   });
 
+  it("delivers a write's jobs as it commits, without waiting for the relay's next poll", async () => {
+    // the relay polls once at start, then not for an hour: only the hand-off on commit can deliver
+    const t = await startRuntime({ relay: { pollMs: 3_600_000 } });
+    try {
+      const { key } = await newProject(t);
+      const created = await t.http.post('/v1/probes').set('Authorization', token(key)).send({});
+      expect(created.status).to.equal(202);
+      const done = await waitFor(async () => {
+        const p = await probeOf(t, key, created.body.id);
+        return p.status === 'done' ? p : null;
+      });
+      expect(done.attempts).to.equal(1);
+      await waitFor(async () => (await t.runtime.repositories.outbox.countPending()) === 0, { message: 'outbox emptied' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('gives every recorded job the id of its own row, with many transactions recording at once', async () => {
+    const t = await startRuntime({ env: await isolatedDatabaseEnv(), start: false });
+    try {
+      const { outbox } = t.runtime.repositories;
+      const tag = unique('ids');
+      // 8 transactions side by side, 1 to 120 jobs each (on MySQL, InnoDB numbers each multi-row insert)
+      const written = await Promise.all(
+        [1, 7, 120, 3, 64, 2, 31, 90].map((count, w) =>
+          t.runtime.db.transaction((trx) =>
+            outbox.add(
+              trx,
+              Array.from({ length: count }, (_, i) => ({ projectId: 'p', job: { name: 'probe.touch' as const, jobId: `${tag}-${w}-${i}`, payload: { projectId: 'p', probeId: `${w}-${i}` } } })),
+              60_000,
+            ),
+          ),
+        ),
+      );
+      const entries = written.flat();
+      expect(entries).to.have.length(318);
+      const rows = (await t.runtime.db('outbox').whereIn('id', entries.map((e) => e.id)).select('id', 'job_id', 'locked_until')) as Array<{ id: number; job_id: string; locked_until: number | null }>;
+      const byId = new Map(rows.map((r) => [Number(r.id), r]));
+      for (const entry of entries) {
+        expect(byId.get(entry.id)?.job_id, `row ${entry.id}`).to.equal(entry.envelope.jobId);
+        // held for the writer: no other relay claims them while it delivers
+        expect(Number(byId.get(entry.id)?.locked_until)).to.be.greaterThan(Date.now());
+      }
+      // delivered: deleted by id and job id, every one
+      await outbox.complete(entries);
+      expect(await outbox.countPending()).to.equal(0);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('work recorded before a process stopped is done by the next one', async () => {
     // A process that accepts the write but runs no relay or worker, then goes away.
     const writer = await startRuntime({ start: false });
