@@ -1,6 +1,7 @@
 import type { OutboxEntry, OutboxRepository } from '../db/repositories/outbox.repository.js';
 import type { Logger } from '../lib/logger.js';
 import { nowMs } from '../lib/time.js';
+import { Coalescer } from '../lib/coalescer.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 
 export interface RelayOptions {
@@ -11,6 +12,9 @@ export interface RelayOptions {
   /** Ceiling of the retry delay while the queue is unreachable. */
   maxBackoffMs: number;
 }
+
+/** Delivered entries deleted in one statement at most. */
+const COMPLETE_BATCH = 1000;
 
 const DEFAULTS: RelayOptions = { pollMs: 500, batchSize: 500, leaseMs: 5 * 60_000, maxBackoffMs: 10_000 };
 
@@ -27,6 +31,8 @@ export class OutboxRelay {
   /** Entries claimed by this relay whose delivery has not finished. */
   private readonly inFlight = new Set<number>();
   private readonly deliveries = new Set<Promise<void>>();
+  /** Deletes of delivered entries, those finishing together in one statement (many writes hand off at once). */
+  private readonly completions: Coalescer<string, OutboxEntry, undefined>;
   private timer: NodeJS.Timeout | null = null;
   private passing: Promise<void> | null = null;
   private again = false;
@@ -39,6 +45,13 @@ export class OutboxRelay {
     options: Partial<RelayOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.completions = new Coalescer(
+      async (_all, entries) => {
+        await this.outbox.complete(entries);
+        return entries.map(() => undefined);
+      },
+      { maxBatch: COMPLETE_BATCH, parallel: 1 },
+    );
   }
 
   start(): void {
@@ -142,7 +155,7 @@ export class OutboxRelay {
       const results = await Promise.allSettled(outcomes);
       const failed = entries.filter((_, i) => results[i]?.status === 'rejected');
       const done = entries.filter((_, i) => results[i]?.status === 'fulfilled');
-      await this.outbox.complete(done).catch((err: unknown) => {
+      await this.completions.submit('', '', done).catch((err: unknown) => {
         // The jobs are queued; a leftover entry only re-dispatches an idempotent job later.
         this.log.warn({ err, entries: done.length }, 'could not delete delivered outbox entries');
       });
