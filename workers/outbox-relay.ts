@@ -88,13 +88,7 @@ export class OutboxRelay {
       });
       return;
     }
-    for (const entry of entries) this.inFlight.add(entry.id);
-    const { settled } = this.deliver(entries);
-    const delivery = settled.finally(() => {
-      for (const entry of entries) this.inFlight.delete(entry.id);
-      this.deliveries.delete(delivery);
-    });
-    this.deliveries.add(delivery);
+    void this.deliver(entries);
   }
 
   /** Stops polling and waits for dispatches in flight. */
@@ -127,14 +121,22 @@ export class OutboxRelay {
     if (entries.length === 0) return;
     // A full batch means more may be waiting: go again without waiting for the timer.
     if (entries.length === this.options.batchSize) this.again = true;
+    await this.deliver(entries);
+  }
+
+  /**
+   * Hands the entries' jobs to the queue, kept in flight (no pass claims them again, `stop` waits
+   * for them) until their delivery has settled. Resolves once the queue has taken the jobs.
+   */
+  private deliver(entries: OutboxEntry[]): Promise<void> {
     for (const entry of entries) this.inFlight.add(entry.id);
-    const { taken, settled } = this.deliver(entries);
+    const { taken, settled } = this.dispatch(entries);
     const delivery = settled.finally(() => {
       for (const entry of entries) this.inFlight.delete(entry.id);
       this.deliveries.delete(delivery);
     });
     this.deliveries.add(delivery);
-    await taken;
+    return taken;
   }
 
   /**
@@ -142,7 +144,7 @@ export class OutboxRelay {
    * when the batch's last job has finished), deletes them in one statement, and releases for a
    * retry those whose jobs the queue did not take.
    */
-  private deliver(entries: OutboxEntry[]): { taken: Promise<void>; settled: Promise<void> } {
+  private dispatch(entries: OutboxEntry[]): { taken: Promise<void>; settled: Promise<void> } {
     const dispatched = this.queue.dispatchMany(entries.map((e) => e.envelope));
     const settled = (async () => {
       let outcomes: Array<Promise<void>>;

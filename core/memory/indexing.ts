@@ -6,7 +6,6 @@ import { liveModels, type MemoryModels } from './memory-models.js';
 import { CATEGORIES_KEY } from './rows.js';
 import type { EntityMention, MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
 import { entitiesOf } from './entities.js';
-import type { Embedder } from '../../providers/embedder.js';
 
 /** A revision indexed, and the categories it was given. */
 /** An indexed revision to mark: its categories, and the named entities its text mentions (the entity index). */
@@ -67,17 +66,7 @@ export class MemoryIndexer {
       { maxBatch: ROW_BATCH, parallel: 2 },
     );
     this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2 });
-    // each model's embedder looked up (and its provider checked) once, not once a memory
-    const embedders = new Map<string, Embedder>();
-    const embedderOf = (model: string): Embedder => {
-      let embedder = embedders.get(model);
-      if (embedder === undefined) {
-        embedder = this.models.embedder(model);
-        embedders.set(model, embedder);
-      }
-      return embedder;
-    };
-    this.own = new OwnVectors((model, text) => embedderOf(model).embed([text], 'document').then((vectors) => vectors[0] as Float32Array));
+    this.own = new OwnVectors((model, text) => this.models.embedder(model).embed([text], 'document').then((vectors) => vectors[0] as Float32Array));
   }
 
   /**

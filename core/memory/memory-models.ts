@@ -34,6 +34,8 @@ const STATE_KEY = 'memory-embedding';
 export class MemoryModels {
   /** A categorizer per model: category descriptions are compared with memories in the model's own space. */
   private readonly categorizers = new Map<string, Categorizer>();
+  /** Each model's embedder, once looked up. */
+  private readonly embedderOf = new Map<string, Embedder>();
 
   constructor(
     private readonly settings: ProjectSettingsRepository,
@@ -57,8 +59,18 @@ export class MemoryModels {
     return this.cache.write(projectId, work);
   }
 
+  /**
+   * A model's embedder, looked up (and its provider checked) once: the registry's check reads a
+   * local model's files, and indexing asks once a memory. The local embedder checks its files on
+   * every call itself, and a remote provider's key does not change while the process runs.
+   */
   embedder(model: string): Embedder {
-    return this.embedders.get(model);
+    let embedder = this.embedderOf.get(model);
+    if (embedder === undefined) {
+      embedder = this.embedders.get(model);
+      this.embedderOf.set(model, embedder);
+    }
+    return embedder;
   }
 
   /** The memories collection of a model. */
