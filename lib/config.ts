@@ -253,6 +253,17 @@ export function defaultLocalEmbedThreads(cores = os.availableParallelism()): num
 }
 
 /**
+ * EMBED_CONCURRENCY when unset: two batches of the local model (32 texts) per model thread, one
+ * running and one read and waiting, so a thread that finishes a batch starts a full one at once.
+ * With 64 jobs for two threads both ran and the next jobs reached the model a few at a time
+ * (bench:import, production chat lines: model CPU 5.9 ms a text against 4.6, batch import 0.57 of
+ * the raw embedder against 0.72).
+ */
+export function defaultEmbedConcurrency(localEmbedThreads: number): number {
+  return 64 * localEmbedThreads;
+}
+
+/**
  * Parses the `key=value,key=value` lists of OTEL_EXPORTER_OTLP_HEADERS and
  * OTEL_RESOURCE_ATTRIBUTES (values percent-encoded, as the specification writes them).
  */
@@ -413,6 +424,8 @@ export function loadConfig(env: Env = process.env): Config {
   // deployment in one hash slot, as BullMQ's scripts need on a cluster. The keys start with it as
   // written, so a deployment keeps its keys (and the jobs queued under them) across upgrades.
   const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
+  // more threads than cores would only make them take turns, each with a model in memory
+  const localEmbedThreads = int('LOCAL_EMBED_THREADS', defaultLocalEmbedThreads(), 1, os.availableParallelism());
   if (!/^(?:[A-Za-z0-9_-]{1,32}|\{[A-Za-z0-9_-]{1,32}\})$/.test(queuePrefix)) {
     problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-", or such a name in braces as a Redis Cluster hash tag, e.g. {cairn} (got "${queuePrefix}")`);
   }
@@ -443,8 +456,7 @@ export function loadConfig(env: Env = process.env): Config {
     localModelDir: read('LOCAL_MODEL_DIR') === null ? null : path.resolve(read('LOCAL_MODEL_DIR') as string),
     hfEndpoint: url('HF_ENDPOINT', ['http:', 'https:']) ?? 'https://huggingface.co',
     pipIndexUrl: url('PIP_INDEX_URL', ['http:', 'https:', 'file:']) ?? 'https://pypi.org/simple',
-    // more threads than cores would only make them take turns, each with a model in memory
-    localEmbedThreads: int('LOCAL_EMBED_THREADS', defaultLocalEmbedThreads(), 1, os.availableParallelism()),
+    localEmbedThreads,
     cohereApiKey: read('COHERE_API_KEY'),
     cohereBaseUrl: url('COHERE_BASE_URL', ['http:', 'https:']),
     openaiBaseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
@@ -466,7 +478,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int('BODY_LIMIT_MB', 10, 1, 1024) * 1024 * 1024,
     queuePrefix,
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
-    embedConcurrency: int('EMBED_CONCURRENCY', 64, 1, 512),
+    embedConcurrency: int('EMBED_CONCURRENCY', defaultEmbedConcurrency(localEmbedThreads), 1, 512),
     jobLockMs: int('JOB_LOCK_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 15_000, 100, 600_000),
     retentionSweepMs: int('RETENTION_SWEEP_MS', 3_600_000, 1_000, 7 * 24 * 3_600_000),

@@ -38,6 +38,8 @@ export class MemoryIndexer {
   private readonly reads: Coalescer<string, string, MemoryRow | undefined>;
   /** `indexed` marks of concurrent jobs, one statement per batch and project. */
   private readonly marks: Coalescer<string, Mark, boolean>;
+  /** The messages before concurrent jobs' messages, one statement per batch and conversation. */
+  private readonly previous: Coalescer<undefined, MemoryRow, MemoryRow | undefined>;
   /** The embeddings of memories' own texts, kept a while for the messages that follow them. */
   private readonly own: OwnVectors;
 
@@ -66,6 +68,7 @@ export class MemoryIndexer {
       { maxBatch: ROW_BATCH, parallel: 2 },
     );
     this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2 });
+    this.previous = new Coalescer((_, rows) => this.rows.previousMessages(rows, CONTEXT_WINDOW_MS), { maxBatch: ROW_BATCH, parallel: 2 });
     this.own = new OwnVectors((model, text) => this.models.embedder(model).embed([text], 'document').then((vectors) => vectors[0] as Float32Array));
   }
 
@@ -187,7 +190,7 @@ export class MemoryIndexer {
    * before or beside this one, and its own embedding serves both.
    */
   async vectorOf(row: MemoryRow, model: string): Promise<Float32Array> {
-    const [own, previous] = await Promise.all([this.own.of(row, model), row.is_message ? this.rows.previousMessage(row, CONTEXT_WINDOW_MS) : undefined]);
+    const [own, previous] = await Promise.all([this.own.of(row, model), row.is_message ? this.previous.submit(conversationKey(row), undefined, [row]).then(([p]) => p) : undefined]);
     return previous ? withContext(own, await this.own.of(previous, model)) : own;
   }
 
@@ -238,6 +241,11 @@ class OwnVectors {
     this.kept.set(key, vector);
     return vector;
   }
+}
+
+/** Which conversation a message belongs to: its project and entity ids. */
+function conversationKey(row: MemoryRow): string {
+  return JSON.stringify([row.project_id, row.user_id, row.agent_id, row.run_id, row.app_id]);
 }
 
 /** A message's vector with `CONTEXT_WEIGHT` of the one before it, normalised. */

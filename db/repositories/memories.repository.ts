@@ -195,12 +195,7 @@ export class MemoriesRepository {
    * message, at most `withinMs` earlier by event time (the same time: an earlier id).
    */
   async previousMessage(row: MemoryRow, withinMs: number): Promise<MemoryRow | undefined> {
-    const query = this.db<MemoryRow>('memories').where({ project_id: row.project_id, is_message: 1 });
-    for (const column of ['user_id', 'agent_id', 'run_id', 'app_id'] as const) {
-      if (row[column] === null) query.whereNull(column);
-      else query.where(column, row[column]);
-    }
-    return (await query
+    return (await this.conversationOf(row)
       .where((q) => q.where('created_at', '<', row.created_at).orWhere((same) => same.where('created_at', row.created_at).where('id', '<', row.id)))
       .where('created_at', '>=', Number(row.created_at) - withinMs)
       .orderBy([
@@ -208,6 +203,48 @@ export class MemoriesRepository {
         { column: 'id', order: 'desc' },
       ])
       .first()) as MemoryRow | undefined;
+  }
+
+  /**
+   * `previousMessage` of each of `rows`, messages of one conversation (same project and entity
+   * ids), in one statement: the conversation's messages from `withinMs` before the earliest of them
+   * to the latest, in order, each row's predecessor the one just before it. A conversation with
+   * many more messages in that span than `rows` (an import whose jobs run far apart in time), and a
+   * row no longer there as it was read, are looked up one at a time instead.
+   */
+  async previousMessages(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
+    const first = rows[0];
+    if (first === undefined) return [];
+    if (rows.length === 1) return [await this.previousMessage(first, withinMs)];
+    const times = rows.map((row) => Number(row.created_at));
+    const limit = 2 * rows.length + 32;
+    const span = (await this.conversationOf(first)
+      .whereBetween('created_at', [Math.min(...times) - withinMs, Math.max(...times)])
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)) as MemoryRow[];
+    const at = span.length < limit ? new Map(span.map((row, i) => [row.id, i])) : new Map<string, number>();
+    return Promise.all(
+      rows.map((row) => {
+        const i = at.get(row.id);
+        const own = i === undefined ? undefined : span[i];
+        if (i === undefined || own?.revision !== row.revision || Number(own.created_at) !== Number(row.created_at)) return this.previousMessage(row, withinMs);
+        const before = span[i - 1];
+        return before !== undefined && Number(before.created_at) >= Number(row.created_at) - withinMs ? before : undefined;
+      }),
+    );
+  }
+
+  /** The messages of `row`'s conversation: same project and entity ids, written as messages. */
+  private conversationOf(row: MemoryRow): Knex.QueryBuilder<MemoryRow> {
+    const query = this.db<MemoryRow>('memories').where({ project_id: row.project_id, is_message: 1 });
+    for (const column of ['user_id', 'agent_id', 'run_id', 'app_id'] as const) {
+      if (row[column] === null) query.whereNull(column);
+      else query.where(column, row[column]);
+    }
+    return query;
   }
 
   /**

@@ -185,6 +185,39 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(Math.abs(afterIt - withoutContext), seen).to.be.above(0.02);
   });
 
+  it('finds the message before each of many concurrent messages of a conversation in one lookup, as one at a time would', async () => {
+    const project = await newProject(t);
+    const chat = mem0(t, project.key);
+    const user = unique('u');
+    // a conversation with messages at the same second, a gap longer than the context window, and
+    // another user's messages between its own
+    const at = [0, 10, 10, 10, 50, 4_000, 4_100, 4_100, 9_000, 9_001];
+    const added: Memory[] = [];
+    for (const [i, offset] of at.entries()) {
+      added.push(...(await chat.add(user, [`Line ${i} of the conversation`], 1_650_000_000 + offset)));
+      await chat.add(unique('other'), [`Another conversation, line ${i}`], 1_650_000_000 + offset);
+    }
+    const repository = t.runtime.repositories.memories;
+    const rows = await repository.getMany(project.projectId, added.map((m) => m.id));
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const ordered = added.map((m) => byId.get(m.id) as (typeof rows)[number]);
+    const hourMs = 3_600_000;
+    const oneByOne = await Promise.all(ordered.map((row) => repository.previousMessage(row, hourMs)));
+    const together = await repository.previousMessages(ordered, hourMs);
+    const some = await repository.previousMessages([ordered[9], ordered[2], ordered[6]] as typeof ordered, hourMs);
+    const names = (found: Array<{ memory: string } | undefined>) => found.map((row) => row?.memory ?? null);
+    expect(names(together)).to.deep.equal(names(oneByOne));
+    expect(names(some)).to.deep.equal(names([oneByOne[9], oneByOne[2], oneByOne[6]]));
+    // each line's predecessor is the line before it, except after the gaps (and the first)
+    expect(names(together)).to.deep.equal([null, ...ordered.slice(0, 9).map((row) => row.memory)].map((text, i) => (i === 5 || i === 8 ? null : text)));
+    // far more messages between two of them than they are: each looked up on its own
+    await chat.add(user, Array.from({ length: 40 }, (_, i) => `A pasted list, item ${i}`), 1_650_000_000 + 4_050);
+    const apart = [ordered[0], ordered[6], ordered[9]] as typeof ordered;
+    const spread = await repository.previousMessages(apart, hourMs);
+    expect(names(spread)).to.deep.equal(names(await Promise.all(apart.map((row) => repository.previousMessage(row, hourMs)))));
+    expect([names(spread)[0], names(spread)[1]?.replace(/\d+$/, ''), names(spread)[2]]).to.deep.equal([null, 'A pasted list, item ', ordered[8]?.memory]);
+  });
+
   it('ranks the one line that answers above small talk that is near every question (hubs), where dense search does not', async () => {
     const user = unique('u');
     const smallTalk = [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, defaultLocalEmbedThreads, loadConfig } from '../../lib/config.js';
+import { ConfigError, defaultEmbedConcurrency, defaultLocalEmbedThreads, loadConfig } from '../../lib/config.js';
 
 describe('config', () => {
   it('defaults to the embedded profile on port 8080 with data in ./data', () => {
@@ -94,6 +94,14 @@ describe('config', () => {
     for (const bad of ['0', String(cores + 1), 'two']) {
       expect(() => loadConfig({ LOCAL_EMBED_THREADS: bad }), bad).to.throw(ConfigError, new RegExp(`LOCAL_EMBED_THREADS must be an integer from 1 to ${cores}`));
     }
+  });
+
+  it('runs two model batches of indexing jobs per model thread by default, and EMBED_CONCURRENCY when set', () => {
+    expect([1, 2, 4].map((threads) => defaultEmbedConcurrency(threads))).to.deep.equal([64, 128, 256]);
+    expect(loadConfig({ LOCAL_EMBED_THREADS: '1' }).embedConcurrency).to.equal(64);
+    expect(loadConfig({}).embedConcurrency).to.equal(64 * loadConfig({}).localEmbedThreads);
+    expect(loadConfig({ LOCAL_EMBED_THREADS: '1', EMBED_CONCURRENCY: '8' }).embedConcurrency).to.equal(8);
+    expect(() => loadConfig({ EMBED_CONCURRENCY: '513' })).to.throw(ConfigError, /EMBED_CONCURRENCY must be an integer from 1 to 512/);
   });
 
   it('takes MEMORY_EMBED_MODEL as provider/model, with the setting its provider needs', () => {
