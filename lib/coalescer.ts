@@ -31,6 +31,13 @@ export interface CoalescerOptions<T = unknown> {
    * submission always goes, so none waits for ever.
    */
   similar?: (item: T) => number;
+  /**
+   * Whether a submission waits for the end of the event loop's turn before a call takes it, so the
+   * submissions of one turn go together even while a call slot is free (jobs that one model batch
+   * resumed at once: one call for them all rather than one for the first, one for the second and
+   * one for the rest). A turn is no time for background work; leave it off where a person waits.
+   */
+  gather?: boolean;
 }
 
 /** How many batches' worth of waiting submissions `similar` chooses among. */
@@ -48,6 +55,8 @@ const SIMILAR_WINDOW = 8;
 export class Coalescer<C, T, R> {
   private readonly groups = new Map<string, Group<C, T, R>>();
   private inFlight = 0;
+  /** A pump is due at the end of this turn (`gather`). */
+  private gathering = false;
 
   constructor(
     private readonly call: (context: C, items: T[]) => Promise<R[]>,
@@ -57,7 +66,7 @@ export class Coalescer<C, T, R> {
   submit(group: string, context: C, items: T[]): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
     const submitted = this.enqueue(group, context, items);
-    this.pump();
+    this.submitted();
     return submitted;
   }
 
@@ -68,7 +77,7 @@ export class Coalescer<C, T, R> {
    */
   async submitEach(group: string, context: C, items: T[]): Promise<R[]> {
     const submitted = items.map((item) => this.enqueue(group, context, [item]));
-    this.pump();
+    this.submitted();
     return (await Promise.all(submitted)).flat();
   }
 
@@ -80,6 +89,20 @@ export class Coalescer<C, T, R> {
         this.groups.set(group, entry);
       }
       entry.waiting.push({ items, resolve, reject });
+    });
+  }
+
+  /** Calls for what was just submitted: now, or with `gather` once the turn's submissions are in. */
+  private submitted(): void {
+    if (!this.options.gather) {
+      this.pump();
+      return;
+    }
+    if (this.gathering) return;
+    this.gathering = true;
+    setImmediate(() => {
+      this.gathering = false;
+      this.pump();
     });
   }
 

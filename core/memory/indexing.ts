@@ -58,17 +58,17 @@ export class MemoryIndexer {
       },
       // a batch the store rejects for one point's input is written again point by point, so only
       // that memory ends `failed` and the others in the batch are indexed
-      { maxBatch: UPSERT_BATCH, parallel: 2, isolate: endsJob },
+      { maxBatch: UPSERT_BATCH, parallel: 2, isolate: endsJob, gather: true },
     );
     this.reads = new Coalescer(
       async (projectId, ids) => {
         const found = new Map((await this.rows.getMany(projectId, [...new Set(ids)])).map((row) => [row.id, row]));
         return ids.map((id) => found.get(id));
       },
-      { maxBatch: ROW_BATCH, parallel: 2 },
+      { maxBatch: ROW_BATCH, parallel: 2, gather: true },
     );
-    this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2 });
-    this.previous = new Coalescer((_, rows) => this.rows.previousMessages(rows, CONTEXT_WINDOW_MS), { maxBatch: ROW_BATCH, parallel: 2 });
+    this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2, gather: true });
+    this.previous = new Coalescer((_, rows) => this.rows.previousMessages(rows, CONTEXT_WINDOW_MS), { maxBatch: ROW_BATCH, parallel: 2, gather: true });
     this.own = new OwnVectors((model, text) => this.models.embedder(model).embed([text], 'document').then((vectors) => vectors[0] as Float32Array));
   }
 

@@ -103,4 +103,28 @@ describe('coalescer', () => {
     // the oldest (10) goes first, with 11 and 12; then the oldest left (900) with its neighbours
     expect(calls).to.deep.equal([[0], [10, 11, 12], [900, 880, 950], [13]]);
   });
+
+  it('with gather, sends the submissions of one turn together though call slots are free, and later ones in calls of their own', async () => {
+    const calls: number[][] = [];
+    const make = (gather: boolean) =>
+      new Coalescer<null, number, number>(
+        async (_, items) => {
+          calls.push(items);
+          await tick();
+          return items.map((n) => n + 1);
+        },
+        { maxBatch: 10, parallel: 2, gather },
+      );
+    const together = make(true);
+    const turn = [1, 2, 3, 4].map((n) => together.submit('g', null, [n]));
+    expect(calls, 'nothing called before the turn ends').to.deep.equal([]);
+    expect(await Promise.all(turn)).to.deep.equal([[2], [3], [4], [5]]);
+    expect(await together.submit('g', null, [9])).to.deep.equal([10]);
+    expect(calls).to.deep.equal([[1, 2, 3, 4], [9]]);
+    // without it the first two take the free slots alone
+    calls.length = 0;
+    const apart = make(false);
+    await Promise.all([1, 2, 3, 4].map((n) => apart.submit('g', null, [n])));
+    expect(calls).to.deep.equal([[1], [2], [3, 4]]);
+  });
 });
