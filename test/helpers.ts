@@ -127,6 +127,21 @@ export async function newProject(t: TestRuntime, name = unique('proj')): Promise
 /** `Authorization` header value for a key. */
 export const token = (key: string): string => `Token ${key}`;
 
+/**
+ * Waits until none of an owner's memories is pending indexing (`GET /v3/memories/status/`), and
+ * with `total`, until that many are there: what a client does before it relies on a ranking. A
+ * search may answer earlier, one memory found by its vector and another by its keywords alone.
+ */
+export async function memoriesIndexed(t: TestRuntime, auth: string, owner: Record<string, string>, total?: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const res = await t.http.get('/v3/memories/status/').query(owner).set('Authorization', auth);
+      return res.status === 200 && res.body.pending === 0 && (total === undefined || res.body.total === total);
+    },
+    { timeoutMs: 60_000, intervalMs: 100, message: `every memory of ${JSON.stringify(owner)} indexed` },
+  );
+}
+
 /** Polls until `probe` returns a truthy value, or fails with `message` after `timeoutMs`. */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | null | false>,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
-import { newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { memoriesIndexed, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // mem0's official Python client (PyPI mem0ai, installed by scripts/mem0-python.sh) against a real
 // Cairn serving HTTP: MemoryClient and AsyncMemoryClient, one test per method.
@@ -234,6 +234,7 @@ describe(`mem0 Python client (${PROFILE})`, function () {
       it('search: filters, top_k and threshold bound the results; fields and rerank are taken', async () => {
         const user = unique('py-search');
         const [tea] = await seed(user, ['I drink green tea every morning.', 'My sister lives in Lisbon.']);
+        await memoriesIndexed(t, token(projectA.key), { user_id: user }, 2);
         const query = 'what does the user drink in the morning?';
         const both = await waitFor(
           async () => {
@@ -283,6 +284,7 @@ describe(`mem0 Python client (${PROFILE})`, function () {
         const [memory] = await seed(user, ['I live in Lisbon.'], { timestamp: 1_600_000_000 });
         const id = memory?.id as string;
         await py.ok(kind, 'update', [id], { text: 'I live in Porto.', timestamp: 1_700_000_000 });
+        await memoriesIndexed(t, token(projectA.key), { user_id: user });
         const every = await waitFor(
           async () => {
             const res = await py.ok<{ results: Array<Memory & { superseded_by: string | null }> }>(kind, 'search', ['where does the user live?'], { filters: { user_id: user }, include_superseded: true });

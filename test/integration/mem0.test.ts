@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { memoriesIndexed, newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 import { mem0Client } from '../mem0-client.js';
 import { fakeProvider } from '../provider-server.js';
 
@@ -52,6 +52,7 @@ describe(`mem0 compatibility (${PROFILE})`, function () {
     );
     expect(added.results.map((r) => r.memory)).to.deep.equal(['I drink green tea every morning.', 'My sister lives in Lisbon.']);
     const tea = added.results[0] as Mem0Memory;
+    await memoriesIndexed(t, token(key), { user_id: user }, 2);
 
     const found = await waitFor(
       async () => {
@@ -163,6 +164,7 @@ describe(`mem0 compatibility (${PROFILE})`, function () {
 
       const repeated = await withModel.http.post('/v3/memories/add/').set('Authorization', auth).send({ messages, user_id: user });
       expect(repeated.body.results.map((r: { event: string; id: string }) => [r.event, r.id])).to.deep.equal(added.body.results.map((r: { id: string }) => ['NOOP', r.id]));
+      await memoriesIndexed(withModel, auth, { user_id: user }, 2);
 
       const hits = await waitFor(async () => {
         const r = await withModel.http.post('/v3/memories/search/').set('Authorization', auth).send({ query: 'what food does the user eat', filters: { user_id: user } });
