@@ -424,11 +424,12 @@ export function loadConfig(env: Env = process.env): Config {
   // deployment in one hash slot, as BullMQ's scripts need on a cluster. The keys start with it as
   // written, so a deployment keeps its keys (and the jobs queued under them) across upgrades.
   const queuePrefix = read('QUEUE_PREFIX') ?? 'cairn';
-  // more threads than cores would only make them take turns, each with a model in memory
-  const localEmbedThreads = int('LOCAL_EMBED_THREADS', defaultLocalEmbedThreads(), 1, os.availableParallelism());
   if (!/^(?:[A-Za-z0-9_-]{1,32}|\{[A-Za-z0-9_-]{1,32}\})$/.test(queuePrefix)) {
     problems.push(`QUEUE_PREFIX must be 1-32 letters, digits, "_" or "-", or such a name in braces as a Redis Cluster hash tag, e.g. {cairn} (got "${queuePrefix}")`);
   }
+
+  // more threads than cores would only make them take turns, each with a model in memory
+  const localEmbedThreads = int('LOCAL_EMBED_THREADS', defaultLocalEmbedThreads(), 1, os.availableParallelism());
 
   const privateHosts = parsePrivateHostAllowance(read('TOOL_ALLOW_PRIVATE_HOSTS'));
   problems.push(...privateHosts.problems);

@@ -127,16 +127,25 @@ export async function newProject(t: TestRuntime, name = unique('proj')): Promise
 /** `Authorization` header value for a key. */
 export const token = (key: string): string => `Token ${key}`;
 
+/** An owner's memories by indexing state (`GET /v3/memories/status/`). */
+export interface MemoryStatus {
+  total: number;
+  pending: number;
+  indexed: number;
+  failed: number;
+}
+
 /**
- * Waits until none of an owner's memories is pending indexing (`GET /v3/memories/status/`), and
- * with `total`, until that many are there: what a client does before it relies on a ranking. A
- * search may answer earlier, one memory found by its vector and another by its keywords alone.
+ * Waits until none of an owner's memories (`{}`: the project's) is pending indexing, and with
+ * `total`, until that many are there: what a client does before it relies on a ranking. A search
+ * may answer earlier, one memory found by its vector and another by its keywords alone.
  */
-export async function memoriesIndexed(t: TestRuntime, auth: string, owner: Record<string, string>, total?: number): Promise<void> {
-  await waitFor(
+export function memoriesIndexed(t: TestRuntime, auth: string, owner: Record<string, string>, total?: number): Promise<MemoryStatus> {
+  return waitFor(
     async () => {
       const res = await t.http.get('/v3/memories/status/').query(owner).set('Authorization', auth);
-      return res.status === 200 && res.body.pending === 0 && (total === undefined || res.body.total === total);
+      const now = res.body as MemoryStatus;
+      return res.status === 200 && now.pending === 0 && (total === undefined || now.total === total) ? now : null;
     },
     { timeoutMs: 60_000, intervalMs: 100, message: `every memory of ${JSON.stringify(owner)} indexed` },
   );

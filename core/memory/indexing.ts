@@ -3,7 +3,7 @@ import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/v
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { liveModels, type MemoryModels } from './memory-models.js';
-import { CATEGORIES_KEY } from './rows.js';
+import { CATEGORIES_KEY, ENTITY_IDS } from './rows.js';
 import type { EntityMention, MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
 import { entitiesOf } from './entities.js';
 
@@ -16,6 +16,12 @@ const UPSERT_BATCH = 256;
 
 /** Most rows read, or marked indexed, in one statement. */
 const ROW_BATCH = 256;
+
+/**
+ * How the indexer's reads and writes coalesce: two calls at once, each taking what the jobs of an
+ * event-loop turn submitted (the jobs one model batch resumed go as one call).
+ */
+const BACKGROUND = { parallel: 2, gather: true } as const;
 
 /** How much of the message before it a message's vector holds (its own text counts 1). */
 const CONTEXT_WEIGHT = 0.5;
@@ -58,17 +64,17 @@ export class MemoryIndexer {
       },
       // a batch the store rejects for one point's input is written again point by point, so only
       // that memory ends `failed` and the others in the batch are indexed
-      { maxBatch: UPSERT_BATCH, parallel: 2, isolate: endsJob, gather: true },
+      { maxBatch: UPSERT_BATCH, ...BACKGROUND, isolate: endsJob },
     );
     this.reads = new Coalescer(
       async (projectId, ids) => {
         const found = new Map((await this.rows.getMany(projectId, [...new Set(ids)])).map((row) => [row.id, row]));
         return ids.map((id) => found.get(id));
       },
-      { maxBatch: ROW_BATCH, parallel: 2, gather: true },
+      { maxBatch: ROW_BATCH, ...BACKGROUND },
     );
-    this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, parallel: 2, gather: true });
-    this.previous = new Coalescer((_, rows) => this.rows.previousMessages(rows, CONTEXT_WINDOW_MS), { maxBatch: ROW_BATCH, parallel: 2, gather: true });
+    this.marks = new Coalescer((projectId, items) => this.markIndexed(projectId, items), { maxBatch: ROW_BATCH, ...BACKGROUND });
+    this.previous = new Coalescer((_, rows) => this.rows.previousMessages(rows, CONTEXT_WINDOW_MS), { maxBatch: ROW_BATCH, ...BACKGROUND });
     this.own = new OwnVectors((model, text) => this.models.embedder(model).embed([text], 'document').then((vectors) => vectors[0] as Float32Array));
   }
 
@@ -245,7 +251,7 @@ class OwnVectors {
 
 /** Which conversation a message belongs to: its project and entity ids. */
 function conversationKey(row: MemoryRow): string {
-  return JSON.stringify([row.project_id, row.user_id, row.agent_id, row.run_id, row.app_id]);
+  return JSON.stringify([row.project_id, ...ENTITY_IDS.map((id) => row[id])]);
 }
 
 /** A message's vector with `CONTEXT_WEIGHT` of the one before it, normalised. */

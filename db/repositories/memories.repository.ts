@@ -228,9 +228,9 @@ export class MemoriesRepository {
     const at = span.length < limit ? new Map(span.map((row, i) => [row.id, i])) : new Map<string, number>();
     return Promise.all(
       rows.map((row) => {
-        const i = at.get(row.id);
-        const own = i === undefined ? undefined : span[i];
-        if (i === undefined || own?.revision !== row.revision || Number(own.created_at) !== Number(row.created_at)) return this.previousMessage(row, withinMs);
+        const i = at.get(row.id) ?? -1;
+        const own = span[i];
+        if (own === undefined || own.revision !== row.revision || Number(own.created_at) !== Number(row.created_at)) return this.previousMessage(row, withinMs);
         const before = span[i - 1];
         return before !== undefined && Number(before.created_at) >= Number(row.created_at) - withinMs ? before : undefined;
       }),

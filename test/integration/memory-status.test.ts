@@ -1,15 +1,8 @@
 import { expect } from 'chai';
-import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { memoriesIndexed, newProject, PROFILE, startRuntime, token, unique, type MemoryStatus as Status, type TestRuntime } from '../helpers.js';
 
 // "Is my import searchable yet?": GET /v3/memories/status/ counts an owner's memories by indexing
 // state, and mem0's entity list shows each entity's pending and failed memories beside its total.
-
-interface Status {
-  total: number;
-  pending: number;
-  indexed: number;
-  failed: number;
-}
 
 interface Entity {
   id: string;
@@ -39,15 +32,6 @@ describe(`memory indexing status (${PROFILE})`, function () {
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body.results;
   };
-  /** Polls the status until nothing of `query` is pending and all `total` rows are there, as a client waiting on an import does. */
-  const settled = (t: TestRuntime, auth: string, query: Record<string, string>, total: number): Promise<Status> =>
-    waitFor(
-      async () => {
-        const now = await status(t, auth, query);
-        return now.pending === 0 && now.total === total ? now : null;
-      },
-      { timeoutMs: 60_000, intervalMs: 200, message: `every memory of ${JSON.stringify(query)} indexed` },
-    );
 
   it('counts an add and a /v1/batch import as pending until they are indexed, per owner and per project', async () => {
     // not started: what is added stays pending until the workers start
@@ -91,9 +75,9 @@ describe(`memory indexing status (${PROFILE})`, function () {
     expect(listed[`agent:${helper}`]).to.include({ total_memories: 2, pending_memories: 2, failed_memories: 0 });
 
     await t.runtime.start();
-    expect(await settled(t, authA, { user_id: alice }, 5)).to.deep.equal({ total: 5, pending: 0, indexed: 5, failed: 0 });
-    expect(await settled(t, authA, {}, 7)).to.deep.equal({ total: 7, pending: 0, indexed: 7, failed: 0 });
-    expect(await settled(t, authB, {}, 1)).to.deep.equal({ total: 1, pending: 0, indexed: 1, failed: 0 });
+    expect(await memoriesIndexed(t, authA, { user_id: alice }, 5)).to.deep.equal({ total: 5, pending: 0, indexed: 5, failed: 0 });
+    expect(await memoriesIndexed(t, authA, {}, 7)).to.deep.equal({ total: 7, pending: 0, indexed: 7, failed: 0 });
+    expect(await memoriesIndexed(t, authB, {}, 1)).to.deep.equal({ total: 1, pending: 0, indexed: 1, failed: 0 });
     // indexed means searchable
     const found = await t.http.post('/v3/memories/search/').set('Authorization', authA).send({ query: 'who keeps bees?', filters: { user_id: bob }, mode: 'dense', top_k: 5 });
     expect(found.status).to.equal(200);
@@ -114,10 +98,10 @@ describe(`memory indexing status (${PROFILE})`, function () {
       const auth = token((await newProject(t)).key);
       const carol = unique('carol');
       const [memory] = await add(t, auth, { user_id: carol }, ['I drink my coffee black.', 'I run marathons.']);
-      await settled(t, auth, { user_id: carol }, 2);
+      await memoriesIndexed(t, auth, { user_id: carol }, 2);
       const updated = await t.http.put(`/v1/memories/${memory?.id}/`).set('Authorization', auth).send({ text: 'I drink my coffee with oat milk.' });
       expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
-      expect(await settled(t, auth, { user_id: carol }, 3)).to.deep.equal({ total: 3, pending: 0, indexed: 3, failed: 0 });
+      expect(await memoriesIndexed(t, auth, { user_id: carol }, 3)).to.deep.equal({ total: 3, pending: 0, indexed: 3, failed: 0 });
       expect((await entities(t, auth))[`user:${carol}`]).to.include({ total_memories: 2, pending_memories: 0, failed_memories: 0 });
     });
 
@@ -126,7 +110,7 @@ describe(`memory indexing status (${PROFILE})`, function () {
       const auth = token(key);
       const dave = unique('dave');
       await add(t, auth, { user_id: dave }, ['I play chess online.', 'I grow chillies on the balcony.']);
-      await settled(t, auth, { user_id: dave }, 2);
+      await memoriesIndexed(t, auth, { user_id: dave }, 2);
       // what the indexer leaves when an input can never be embedded (a permanent error)
       await t.runtime.db('memories').where({ project_id: projectId, memory: 'I play chess online.' }).update({ embedding_status: 'failed', embedding_error: 'the model refused the input' });
 
