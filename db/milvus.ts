@@ -42,6 +42,16 @@ export class MilvusConnection {
     if (!health.isHealthy) throw new Error(`Milvus unhealthy: ${health.reasons.join('; ') || 'no reason given'}`);
   }
 
+  /**
+   * Makes the client at start-up rather than at the first vector call: the SDK loads its gRPC
+   * definitions as a client is made, a few hundred ms of the event loop that the first search
+   * (and every request waiting behind it) would otherwise pay. A Milvus that does not answer yet
+   * is only logged; the next use connects afresh.
+   */
+  prepare(): void {
+    if (this.client === null) this.open();
+  }
+
   async close(): Promise<void> {
     const client = this.client;
     this.client = null;

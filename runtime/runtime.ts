@@ -396,6 +396,7 @@ export class Runtime {
       await this.queue.schedule('index.reconcile', this.config.reconcileIntervalMs, {});
     }
     this.providers.prepare();
+    this.milvus?.prepare();
     this.relay.start();
     this.relay.kick();
   }
