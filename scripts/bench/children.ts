@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -79,13 +80,27 @@ export async function migrateProduction(): Promise<void> {
  * unless `forwardLogs` is false.
  */
 export function startChild(name: string, target: 'hello' | 'cairn' | 'cairn-api', env: NodeJS.ProcessEnv, forwardLogs = true, root = repoRoot): Promise<Child> {
-  // BENCH_API_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits
-  const proc = spawn(process.execPath, [...(process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : []), '--import', 'tsx', serverEntry(root), target, '0'], {
-    cwd: root,
-    env,
-    // stdin carries `control` commands
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  // BENCH_API_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits;
+  // BENCH_LOOP_PROBE=<dir>: each server logs its long event-loop turns there (loop-probe.mjs)
+  const probe = process.env.BENCH_LOOP_PROBE;
+  const proc = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : []),
+      '--import',
+      'tsx',
+      ...(probe ? ['--import', path.join(repoRoot, 'scripts', 'bench', 'loop-probe.mjs')] : []),
+      serverEntry(root),
+      target,
+      '0',
+    ],
+    {
+      cwd: root,
+      env: probe ? { ...env, BENCH_LOOP_PROBE: probe } : env,
+      // stdin carries `control` commands
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   return new Promise((resolve, reject) => {
@@ -255,6 +270,13 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+/**
+ * Keep-alive connections for every `Api`: the load generator shares the cores it measures, and
+ * fetch (undici) cost about 1.3 ms of CPU a request (bench:import, chat lines), as much as a
+ * third of what Cairn's API spends answering it; node:http on kept-alive sockets costs a fraction.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
 /** A Cairn child's HTTP API, called with its bootstrap key or another project's key. */
 export class Api {
   constructor(
@@ -264,14 +286,33 @@ export class Api {
 
   /** Answers 2xx and the statuses in `accept`; anything else throws. */
   async call(method: string, route: string, body?: unknown, accept: number[] = []): Promise<Record<string, unknown>> {
-    const response = await fetch(`http://127.0.0.1:${this.child.port}${route}`, {
-      method,
-      headers: { authorization: `Token ${this.key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: this.child.port,
+          path: route,
+          method,
+          agent,
+          headers: {
+            authorization: `Token ${this.key}`,
+            'content-type': 'application/json',
+            ...(payload === undefined ? {} : { 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(payload);
     });
-    const text = await response.text();
-    if (response.status >= 300 && !accept.includes(response.status)) {
-      throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
+    if (status >= 300 && !accept.includes(status)) {
+      throw new Error(`${method} ${route} answered ${status}: ${text.slice(0, 300)}`);
     }
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   }
