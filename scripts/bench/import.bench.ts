@@ -194,6 +194,36 @@ async function eventLoopMaxMs(sys: System): Promise<number> {
 
 const addBody = (thread: Thread, turn: ImportTurn) => ({ messages: [{ role: turn.role, content: turn.content }], user_id: thread.userId, infer: false, timestamp: turn.time });
 
+// every server child logs its long event-loop turns here (loop-probe.mjs)
+const LOOP_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-loop-'));
+process.env.BENCH_LOOP_PROBE = LOOP_DIR;
+
+/** A turn of the HTTP process's event loop of 10 ms or more (loop-probe.mjs). */
+interface Turn {
+  at: number;
+  turnMs: number;
+  runMs: number;
+  waitMs: number;
+}
+
+/**
+ * The HTTP process's longest event-loop turn between `from` and `to` (epoch ms), and the most CPU
+ * any turn took: a turn is as long as its work (CPU) plus the time the thread waited for a core.
+ */
+function loopTurns(sys: System, from: number, to: number): { longest: Turn | null; mostCpuMs: number } {
+  const file = path.join(LOOP_DIR, `${sys.http.proc.pid}.jsonl`);
+  const turns = fs.existsSync(file)
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Turn)
+        .filter((t) => t.at >= from && t.at <= to)
+    : [];
+  const longest = turns.reduce<Turn | null>((a, t) => (a === null || t.turnMs > a.turnMs ? t : a), null);
+  return { longest, mostCpuMs: turns.reduce((m, t) => Math.max(m, t.runMs), 0) };
+}
+
 /** Not timed: loads the model in every process, creates the vector collection, opens the connections. */
 async function warmUp(sys: System): Promise<void> {
   const thread: Thread = { userId: WARM_USER, turns: [] };
@@ -268,6 +298,10 @@ interface Case extends Usage {
   /** Production: CPU of MariaDB, Redis and Milvus Lite per memory acknowledged, by service. */
   services: Array<{ name: string; msPerMemory: number }>;
   eventLoopMaxMs: number;
+  /** The HTTP process's longest event-loop turn in the case (loop-probe.mjs): its length, CPU and wait for a core. */
+  longestTurn: Turn | null;
+  /** The most CPU one turn of the HTTP process's event loop took in the case: the longest the loop was held by work. */
+  mostTurnCpuMs: number;
   /** The last turn of the first thread, searched by its text, is among the first 10. */
   searchFound: boolean;
 }
@@ -282,6 +316,7 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
     const stop = meter(sys.procs);
     const stopServices = meter(profile === 'production' ? serviceProcs() : []);
     const started = performance.now();
+    const startedAt = Date.now();
     const [writes, done] = await Promise.all([
       write(sys, set, mode, abort).then((w) => ({ ...w, ms: performance.now() - started })),
       // a per-owner status endpoint (GET /v3/memories/status/) could tell this instead of the database
@@ -290,6 +325,9 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
     const usage = stop();
     const services = stopServices().cpu.map((c) => ({ name: c.name, msPerMemory: (c.seconds * 1000) / writes.acknowledged }));
     const loopMs = await eventLoopMaxMs(sys);
+    // the probe writes every 250 ms
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const turns = loopTurns(sys, startedAt, Date.now());
     const seconds = done.ms / 1000;
     const first = set.threads[0] as Thread;
     const found = await sys.api.call('POST', '/v3/memories/search', {
@@ -312,6 +350,8 @@ async function runCase(profile: ProfileName, set: DataSet, mode: Mode, raw: Raw)
       cpuMsPerMemory: (cairnCpu * 1000) / writes.acknowledged,
       services,
       eventLoopMaxMs: loopMs,
+      longestTurn: turns.longest,
+      mostTurnCpuMs: turns.mostCpuMs,
       searchFound: (found.results as Array<{ id: string }>).some((m) => m.id === writes.lastId),
       ...usage,
     };
@@ -341,6 +381,7 @@ interface CaseMedians {
   p99: number;
   cpuMsPerMemory: number;
   eventLoopMaxMs: number;
+  mostTurnCpuMs: number;
 }
 
 function mediansOf(rounds: Round[]): CaseMedians[] {
@@ -359,13 +400,14 @@ function mediansOf(rounds: Round[]): CaseMedians[] {
         p99: m((c) => c.latency.p99),
         cpuMsPerMemory: m((c) => c.cpuMsPerMemory),
         eventLoopMaxMs: m((c) => c.eventLoopMaxMs),
+        mostTurnCpuMs: m((c) => c.mostTurnCpuMs),
       };
     }),
   );
 }
 
 function roundsTable(rounds: Round[]): string {
-  const head = ['round', 'set', 'mode', 'memories', 'raw texts/s', 'searchable/s', 'ratio', 'requests', 'request p50 / p99', 'after last write', 'CPU ms/memory (by process)', 'services ms/memory', 'loop max', 'machine busy', 'failed', 'search'];
+  const head = ['round', 'set', 'mode', 'memories', 'raw texts/s', 'searchable/s', 'ratio', 'requests', 'request p50 / p99', 'after last write', 'CPU ms/memory (by process)', 'services ms/memory', 'loop max', 'longest turn: CPU + wait', 'most CPU a turn', 'machine busy', 'failed', 'search'];
   const rows = rounds.flatMap((r) =>
     r.cases.map((c) => [
       String(r.round),
@@ -381,6 +423,8 @@ function roundsTable(rounds: Round[]): string {
       `${fixed(c.cpuMsPerMemory, 1)} (${c.cpu.map((p) => `${p.name} ${fixed((p.seconds * 1000) / c.memories, 1)}${p.model > 0 ? ` [model ${fixed((p.model * 1000) / c.memories, 1)}]` : ''}`).join(', ')})`,
       c.services.length === 0 ? '–' : c.services.map((p) => `${p.name} ${fixed(p.msPerMemory, 1)}`).join(', '),
       `${fixed(c.eventLoopMaxMs, 0)} ms`,
+      c.longestTurn === null ? '–' : `${fixed(c.longestTurn.turnMs, 0)} ms: ${fixed(c.longestTurn.runMs, 0)} + ${fixed(c.longestTurn.waitMs, 0)}`,
+      `${fixed(c.mostTurnCpuMs, 0)} ms`,
       `${fixed(c.machineBusy * 100, 0)} %`,
       String(c.failed),
       c.searchFound ? 'found' : 'NOT FOUND',
@@ -390,7 +434,7 @@ function roundsTable(rounds: Round[]): string {
 }
 
 function mediansTable(medians: CaseMedians[]): string {
-  const head = ['set', 'mode', 'raw texts/s', 'searchable/s', 'ratio', 'target', 'add p50 / p99', 'CPU ms/memory', 'loop max'];
+  const head = ['set', 'mode', 'raw texts/s', 'searchable/s', 'ratio', 'target', 'add p50 / p99', 'CPU ms/memory', 'loop max', 'most CPU a turn'];
   const rows = medians.map((m) => [
     m.set,
     m.mode,
@@ -401,6 +445,7 @@ function mediansTable(medians: CaseMedians[]): string {
     m.mode === 'single' ? `${fixed(m.p50, 0)} / ${fixed(m.p99, 0)} ms` : `(batch ${fixed(m.p50, 0)} / ${fixed(m.p99, 0)} ms)`,
     fixed(m.cpuMsPerMemory, 1),
     `${fixed(m.eventLoopMaxMs, 0)} ms`,
+    `${fixed(m.mostTurnCpuMs, 0)} ms`,
   ]);
   return render(head, rows);
 }
@@ -469,6 +514,7 @@ async function main(): Promise<number> {
     return timedOut !== null || rounds.some((r) => r.cases.some((c) => c.failed > 0 || !c.searchFound)) ? 1 : 0;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(LOOP_DIR, { recursive: true, force: true });
   }
 }
 
