@@ -35,7 +35,10 @@ if (dir && isMainThread && process.platform === 'linux') {
     const now = performance.now();
     const [run, wait] = read();
     const turnMs = now - last;
-    if (turnMs >= 10) lines.push(JSON.stringify({ at: Date.now(), turnMs, runMs: (run - run0) / 1e6, waitMs: (wait - wait0) / 1e6 }));
+    // `monotonicUs`: the clock a V8 CPU profile (--cpu-prof) stamps its samples with
+    if (turnMs >= 10) {
+      lines.push(JSON.stringify({ at: Date.now(), monotonicUs: Number(process.hrtime.bigint() / 1000n), turnMs, runMs: (run - run0) / 1e6, waitMs: (wait - wait0) / 1e6 }));
+    }
     last = now;
     run0 = run;
     wait0 = wait;
