@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Agent, request, type Dispatcher } from 'undici';
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
 
@@ -271,11 +271,12 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /**
- * Keep-alive connections for every `Api`: the load generator shares the cores it measures, and
- * fetch (undici) cost about 1.3 ms of CPU a request (bench:import, chat lines), as much as a
- * third of what Cairn's API spends answering it; node:http on kept-alive sockets costs a fraction.
+ * Kept-alive connections for every `Api`, through undici's request API (as `openLoop` uses it):
+ * the load generator shares the cores it measures, and fetch, on the same library, cost about
+ * 1.3 ms of CPU a request (bench:import, chat lines), as much as a third of what Cairn's API spends
+ * answering it.
  */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+const dispatcher = new Agent({ connections: 64 });
 
 /** A Cairn child's HTTP API, called with its bootstrap key or another project's key. */
 export class Api {
@@ -286,31 +287,14 @@ export class Api {
 
   /** Answers 2xx and the statuses in `accept`; anything else throws. */
   async call(method: string, route: string, body?: unknown, accept: number[] = []): Promise<Record<string, unknown>> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const request = http.request(
-        {
-          host: '127.0.0.1',
-          port: this.child.port,
-          path: route,
-          method,
-          agent,
-          headers: {
-            authorization: `Token ${this.key}`,
-            'content-type': 'application/json',
-            ...(payload === undefined ? {} : { 'content-length': Buffer.byteLength(payload) }),
-          },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end(payload);
+    const response = await request(`http://127.0.0.1:${this.child.port}${route}`, {
+      method: method as Dispatcher.HttpMethod,
+      headers: { authorization: `Token ${this.key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher,
     });
+    const status = response.statusCode;
+    const text = await response.body.text();
     if (status >= 300 && !accept.includes(status)) {
       throw new Error(`${method} ${route} answered ${status}: ${text.slice(0, 300)}`);
     }
