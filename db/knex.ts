@@ -1,12 +1,32 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import knexModule, { type Knex } from 'knex';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
+import { sliced } from '../lib/turns.js';
 
 export type { Knex };
 
 const knexFactory = (knexModule as unknown as { knex: typeof knexModule }).knex ?? knexModule;
+
+const require = createRequire(import.meta.url);
+const BetterSqlite3Client = require('knex/lib/dialects/better-sqlite3/index.js') as new (config: Knex.Config) => { _query(connection: unknown, obj: unknown): Promise<unknown> };
+
+/**
+ * knex's better-sqlite3 client, its statements sliced. better-sqlite3 runs each statement on the
+ * event loop, and a transaction's statements follow each other without letting it turn: a batch
+ * import's transaction, or several requests' statements one after another, held it for 50–90 ms
+ * (bench:import, chat-line batches). Each statement waits for the next turn once the work running
+ * has had its slice (`sliced`). A class, not a patched instance: a transaction's client is made
+ * from the class's prototype.
+ */
+class SlicedSqlite extends BetterSqlite3Client {
+  override async _query(connection: unknown, obj: unknown): Promise<unknown> {
+    await sliced();
+    return super._query(connection, obj);
+  }
+}
 
 /** The relational store: a SQLite file on the embedded profile, MySQL/MariaDB in production. */
 export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, logger?: Logger): Knex {
@@ -44,7 +64,7 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
   const filename = sqliteFile(config.dataDir);
   const db = knexFactory({
     log,
-    client: 'better-sqlite3',
+    client: SlicedSqlite as unknown as typeof knexModule.Client,
     connection: { filename },
     useNullAsDefault: true,
     pool: {

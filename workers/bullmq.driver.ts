@@ -8,6 +8,7 @@ import type { TraceCarrier } from '../lib/tracing.js';
 import { withTimeout } from '../lib/time.js';
 import type { QueueDepth, QueueDriver } from '../contracts/jobs/queue.js';
 import { concurrencyOf, DEFAULT_RETRY, JOB_ATTEMPTS, RETRY_EARLY_MIN_GAP_MS, RETRY_EARLY_ON_RECOVERY, retryDelayMs, type Concurrency, type RetryPolicy } from './retry-policy.js';
+import { nextTurn } from '../lib/turns.js';
 
 export interface BullmqOptions {
   redisUrl: string;
@@ -128,7 +129,7 @@ export class BullmqQueue implements QueueDriver {
     const slices: Array<Promise<unknown>> = [];
     for (const [name, group] of byQueue) {
       for (let i = 0; i < group.length; i += DISPATCH_SLICE) {
-        if (slices.length > 0) await new Promise((resolve) => setImmediate(resolve));
+        if (slices.length > 0) await nextTurn();
         const slice = group.slice(i, i + DISPATCH_SLICE);
         const adding = (this.queues.get(name) as Queue).addBulk(slice.map((job) => ({ name: job.name, data: job.payload, opts: jobOptions(job) })));
         // seen at once, so a slice refused while later ones are prepared is no unhandled rejection

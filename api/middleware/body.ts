@@ -2,8 +2,12 @@ import coBody from 'co-body';
 import type { Middleware } from 'koa';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../../lib/errors.js';
 import { assertSafeJson } from '../../lib/validation.js';
+import { nextTurn } from '../../lib/turns.js';
 
 const JSON_TYPES = ['application/json', 'application/merge-patch+json', '+json'];
+
+/** A body from which on the work a request sets off waits for a turn of its own. */
+const LARGE_BODY_BYTES = 16 * 1024;
 
 /**
  * Parses a JSON request body into `ctx.state.rawBody`. A request without a body counts as `{}`;
@@ -36,6 +40,9 @@ export function jsonBody(limitBytes: number): Middleware {
       const position = /position (\d+)/.exec(e.message ?? '')?.[1];
       throw badRequest('malformed_json', `The request body is not valid JSON${position !== undefined ? ` (error at character ${position})` : ''}.`);
     }
+    // what a large body sets off (validation, its rows, their statements) runs a request a turn,
+    // not all the large bodies that arrived together in one (see `nextTurn`)
+    if (ctx.request.length === undefined || ctx.request.length >= LARGE_BODY_BYTES) await nextTurn();
     // Once for every JSON body, before any schema or handler sees it.
     assertSafeJson(ctx.state.rawBody);
     return next();

@@ -1,6 +1,7 @@
 import MiniSearch from 'minisearch';
 import type { ChunkWithDocument, KnowledgeBaseRow, KnowledgeRepository } from '../../db/repositories/knowledge.repository.js';
 import { toPredicate, type FilterNode, type FilterRow } from '../../contracts/filter/filter.js';
+import { nextTurn } from '../../lib/turns.js';
 
 /** English words too common to tell passages apart. */
 const STOP_WORDS = new Set(
@@ -126,7 +127,7 @@ export class KeywordIndexes {
     );
     const documentFrequency = new Map<string, number>();
     for (let i = 0; i < rows.length; i += 1) {
-      if (i > 0 && i % BUILD_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i > 0 && i % BUILD_SLICE === 0) await nextTurn();
       const r = rows[i] as ChunkWithDocument;
       for (const term of queryTerms(`${r.text} ${r.heading ?? ''}`)) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
     }

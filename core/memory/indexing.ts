@@ -6,6 +6,7 @@ import { liveModels, type MemoryModels } from './memory-models.js';
 import { CATEGORIES_KEY, ENTITY_IDS } from './rows.js';
 import type { EntityMention, MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
 import { entitiesOf } from './entities.js';
+import { sliced } from '../../lib/turns.js';
 
 /** A revision indexed, and the categories it was given. */
 /** An indexed revision to mark: its categories, and the named entities its text mentions (the entity index). */
@@ -278,21 +279,14 @@ export function memoryPoint(row: MemoryRow, vector: Float32Array, categories: st
   };
 }
 
-/** How long entity reading may hold the event loop before it lets other work run. */
-const ENTITY_SLICE_MS = 8;
-
 /**
  * The named entities each memory's text mentions, as the entity index keeps them (names and keys
- * at most 200 characters), read a few at a time with the event loop free between slices.
+ * at most 200 characters), read a slice at a time with the event loop free between slices.
  */
 async function mentionsOfAll(rows: MemoryRow[]): Promise<Map<MemoryRow, EntityMention[]>> {
   const found = new Map<MemoryRow, EntityMention[]>();
-  let since = performance.now();
   for (const row of rows) {
-    if (performance.now() - since >= ENTITY_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    await sliced();
     found.set(
       row,
       entitiesOf(row.memory)

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { ChangeCounts } from '../../db/change-counts.js';
 import type { EntityPins, MemoryTermsRepository, Posting, TermsOf } from '../../db/repositories/memory-terms.repository.js';
 import { indexedTerms, queryTerms, termCounts } from '../../contracts/memory-terms.js';
+import { nextTurn } from '../../lib/turns.js';
 
 /** Most postings one keyword search reads from the database (see `search`). */
 const MAX_POSTINGS = 20_000;
@@ -155,7 +156,7 @@ export class MemoryKeywords {
     for (const m of memories) {
       if (sinceYield >= TERMS_SLICE_CHARS) {
         sinceYield = 0;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       terms.push({ ...m, ...indexedTerms(m.memory) });
       sinceYield += m.memory.length;

@@ -13,6 +13,7 @@ import { utcDay } from '../usage.js';
 export { MEMORY_FEEDBACK, type MemoryFeedback } from '../../db/repositories/memories.repository.js';
 import type { MemoryWrites } from './writes.js';
 import { validIn, type ValidityView } from './validity.js';
+import { nextTurn } from '../../lib/turns.js';
 
 /** mem0's `POST /v3/memories/add/`: messages in, memories out. */
 export interface AddMemoriesInput extends MemoryOwner {
@@ -133,6 +134,8 @@ export class Memories {
       return distinct(item.messages.map((m) => m.content)).map((memory) => ({ ...newMemoryRow(projectId, item, memory, undefined, eventTime), is_message: 1 }));
     }).flat();
     if (rows.length > 0) await this.writes.add(rows);
+    // the batches written in one transaction resume together: each builds its answer in a turn of its own
+    await nextTurn();
     return rows.map(memoryView);
   }
 

@@ -10,6 +10,7 @@ import type { MemoryWriteEvents } from './events.js';
 import { MAX_VERSIONS, validFrom } from './validity.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { MAX_BATCH } from './rows.js';
+import { nextTurn } from '../../lib/turns.js';
 
 /** Most rows of adds written together (a larger add, a whole batch import, is written alone). */
 const MAX_ADD_ROWS = MAX_BATCH;
@@ -28,7 +29,7 @@ export class MemoryWrites {
   /** Adds waiting for the transaction in progress to end, written together in the next (see `add`). */
   private readonly adds = new Coalescer<null, MemoryRow, void>(
     async (_, rows) => {
-      if (this.options.synchronousDriver) await new Promise((resolve) => setImmediate(resolve));
+      if (this.options.synchronousDriver) await nextTurn();
       await this.transaction((tx) => this.insert(tx, rows));
       return rows.map(() => undefined);
     },

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { nextTurn } from '../../lib/turns.js';
 
 /** The entity columns a keyword search can be pinned to. */
 export type EntityColumn = 'user_id' | 'agent_id' | 'run_id' | 'app_id';
@@ -57,7 +58,7 @@ export class MemoryTermsRepository {
     let first = true;
     const flush = async (): Promise<void> => {
       // better-sqlite3 runs each statement on the event loop: between them, requests get their turn
-      if (!first) await new Promise((resolve) => setImmediate(resolve));
+      if (!first) await nextTurn();
       first = false;
       await trx('memory_terms').insert(rows);
       rows = [];
