@@ -20,6 +20,13 @@ describe('memory search: keyword terms and the named time', () => {
     expect(namedTime('What did she buy last week?')).to.equal(null);
     expect(namedTime('Which book did she read in March?')).to.equal(null);
     expect(namedTime('When did Melanie paint a sunrise?')).to.equal(null);
+    // the written-out forms of a day
+    const june5 = { start: Date.UTC(2022, 5, 4), end: Date.UTC(2022, 5, 7) };
+    expect(namedTime('the meeting on June 5th, 2022 at 5pm')).to.deep.equal(june5);
+    expect(namedTime('what happened 2022-06-05')).to.deep.equal(june5);
+    expect(namedTime('what happened on 06/05/2022')).to.deep.equal(june5);
+    expect(namedTime('what happened on 2022/06/05')).to.deep.equal(june5);
+    expect(namedTime('what happened in 2022 June')).to.deep.equal({ start: Date.UTC(2022, 5, 1), end: Date.UTC(2022, 6, 1) });
   });
 });
 
