@@ -194,8 +194,10 @@ async function eventLoopMaxMs(sys: System): Promise<number> {
 
 const addBody = (thread: Thread, turn: ImportTurn) => ({ messages: [{ role: turn.role, content: turn.content }], user_id: thread.userId, infer: false, timestamp: turn.time });
 
-// every server child logs its long event-loop turns here (loop-probe.mjs)
-const LOOP_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-loop-'));
+// every server child logs its long event-loop turns here (loop-probe.mjs); a BENCH_LOOP_PROBE
+// directory given by the caller is kept, to be read beside a CPU profile (BENCH_API_PROFILE)
+const KEEP_LOOP_DIR = process.env.BENCH_LOOP_PROBE !== undefined;
+const LOOP_DIR = process.env.BENCH_LOOP_PROBE ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-loop-'));
 process.env.BENCH_LOOP_PROBE = LOOP_DIR;
 
 /** A turn of the HTTP process's event loop of 10 ms or more (loop-probe.mjs). */
@@ -514,7 +516,7 @@ async function main(): Promise<number> {
     return timedOut !== null || rounds.some((r) => r.cases.some((c) => c.failed > 0 || !c.searchFound)) ? 1 : 0;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(LOOP_DIR, { recursive: true, force: true });
+    if (!KEEP_LOOP_DIR) fs.rmSync(LOOP_DIR, { recursive: true, force: true });
   }
 }
 
