@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { nextTurn } from '../../lib/turns.js';
 
 export type EmbeddingStatus = 'pending' | 'indexed' | 'failed';
 
@@ -102,11 +101,7 @@ export class MemoriesRepository {
 
   /** Rows in one statement per 200, in the caller's transaction. */
   async insertMany(trx: Knex.Transaction, rows: MemoryRow[]): Promise<void> {
-    // a slice a turn: better-sqlite3 runs each statement on the event loop
-    for (let i = 0; i < rows.length; i += 200) {
-      if (i > 0) await nextTurn();
-      await trx('memories').insert(rows.slice(i, i + 200));
-    }
+    for (let i = 0; i < rows.length; i += 200) await trx('memories').insert(rows.slice(i, i + 200));
   }
 
   async get(projectId: string, id: string, trx: Knex | Knex.Transaction = this.db): Promise<MemoryRow | undefined> {
@@ -415,10 +410,7 @@ export class MemoriesRepository {
   /** History entries, in one statement per 500. */
   async addHistory(trx: Knex.Transaction, rows: HistoryRow | HistoryRow[]): Promise<void> {
     const all = Array.isArray(rows) ? rows : [rows];
-    for (let i = 0; i < all.length; i += 500) {
-      if (i > 0) await nextTurn();
-      await trx('memory_history').insert(all.slice(i, i + 500));
-    }
+    for (let i = 0; i < all.length; i += 500) await trx('memory_history').insert(all.slice(i, i + 500));
   }
 
   async history(projectId: string, memoryId: string): Promise<HistoryRow[]> {

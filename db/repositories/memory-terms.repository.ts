@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { nextTurn } from '../../lib/turns.js';
 
 /** The entity columns a keyword search can be pinned to. */
 export type EntityColumn = 'user_id' | 'agent_id' | 'run_id' | 'app_id';
@@ -54,12 +53,10 @@ export class MemoryTermsRepository {
     if (!fresh) await this.remove(trx, memories.map((m) => m.id));
     // built 500 rows at a time rather than all at once: a batch of long texts has hundreds of
     // thousands of postings, whose objects cost a long collection on the event loop
+    // (on SQLite, whose statements run on the event loop, each waits for a turn once the work
+    // running has had its slice: see `createDatabase`)
     let rows: PostingRow[] = [];
-    let first = true;
     const flush = async (): Promise<void> => {
-      // better-sqlite3 runs each statement on the event loop: between them, requests get their turn
-      if (!first) await nextTurn();
-      first = false;
       await trx('memory_terms').insert(rows);
       rows = [];
     };

@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { nowMs, sleep } from '../../lib/time.js';
 import { supportsRowLocks } from '../knex.js';
-import { nextTurn } from '../../lib/turns.js';
 
 export interface OutboxEntry {
   id: number;
@@ -51,7 +50,6 @@ export class OutboxRepository {
     }));
     const added: OutboxEntry[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      if (i > 0) await nextTurn();
       const chunk = entries.slice(i, i + INSERT_CHUNK);
       const ids = await this.insertIds(trx, rows.slice(i, i + INSERT_CHUNK));
       for (const [k, { projectId, job }] of chunk.entries()) added.push({ id: ids[k] as number, projectId, envelope: job, attempts: 1 });
