@@ -5,12 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { hostPort, reachable } from '../lib/reachable.js';
 
-// `npm test`: unit tests, then the integration suite on each profile (embedded, then production
-// against real MariaDB, Redis and Milvus Lite), then, side by side, the fault suite (production
+// `npm test`: unit tests, then, two at a time side by side, the integration suite on each profile
+// (production against real MariaDB, Redis and Milvus Lite; embedded), the fault suite (production
 // processes with a private Redis and Milvus Lite stopped, killed and restarted under load) and the
 // schemathesis fuzz run over /openapi.json. A missing service fails the run; nothing is skipped.
 // Milvus Lite is installed into .cache/ and started here when nothing answers.
 //   --only unit|integration|fault|fuzz   one part;  --profiles embedded,production   integration profiles
+//   --lanes N   processes at once after the unit tests (default 2; 1 runs one part after another)
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     profiles: { type: 'string', default: process.env.CAIRN_TEST_PROFILES ?? 'embedded,production' },
     grep: { type: 'string' },
+    lanes: { type: 'string', default: process.env.CAIRN_TEST_LANES ?? '2' },
   },
 });
 
@@ -37,6 +39,24 @@ const env = {
   redis: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
   milvus: process.env.TEST_MILVUS_ADDRESS ?? '127.0.0.1:19530',
 };
+
+/**
+ * How many test processes run side by side after the unit tests (`--lanes`, CAIRN_TEST_LANES):
+ * the suites wait on background work much of the time, and one mocha process kept a 2-core
+ * machine only about half busy. Two production suites at once are not run: they share one Milvus
+ * Lite, which then stopped answering within its time limits (tried with the suite in two halves).
+ */
+const lanes = Math.max(1, Number(values.lanes));
+
+/** Runs the tasks, at most `width` at once, in the order given. */
+async function inLanes(tasks: Array<() => Promise<void>>, width: number): Promise<void> {
+  const queue = [...tasks];
+  await Promise.all(
+    Array.from({ length: Math.min(width, queue.length) }, async () => {
+      for (let task = queue.shift(); task; task = queue.shift()) await task();
+    }),
+  );
+}
 
 /** Runs one child to its end, its output shown with `prefix` on each line (when given) and returned. */
 function runChild(command: string, args: string[], extraEnv: Record<string, string>, prefix = ''): Promise<{ code: number | null; output: string }> {
@@ -159,37 +179,29 @@ try {
   if (part('unit')) {
     await runMocha('test/.mocharc.unit.json', { LOCAL_MODEL_DIR }, 'unit');
   }
+  // Everything after the unit tests runs in `lanes` side by side, in this order: the integration
+  // suites, then the fault suite and the fuzz run, which own their services and data.
+  const tasks: Array<() => Promise<void>> = [];
   if (part('integration')) {
     const MEM0_PYTHON = clientPython('MEM0_PYTHON', 'scripts/mem0-python.sh', "mem0's Python client (mem0ai)");
     const MCP_PYTHON = clientPython('MCP_PYTHON', 'scripts/mcp-python.sh', 'The MCP Python SDK (mcp)');
-    for (const profile of profiles.filter(Boolean)) {
+    // production first: the longest part
+    for (const profile of [...new Set(profiles.filter(Boolean))].sort().reverse()) {
       if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
       if (profile === 'production') await ensureProductionServices();
-      await runMocha(
-        'test/.mocharc.integration.json',
-        {
-          CAIRN_TEST_PROFILE: profile,
-          TEST_DATABASE_URL: env.mysql,
-          TEST_REDIS_URL: env.redis,
-          TEST_MILVUS_ADDRESS: env.milvus,
-          LOCAL_MODEL_DIR,
-          MEM0_PYTHON,
-          MCP_PYTHON,
-        },
-        `integration (${profile})`,
-      );
+      const suiteEnv = { CAIRN_TEST_PROFILE: profile, TEST_DATABASE_URL: env.mysql, TEST_REDIS_URL: env.redis, TEST_MILVUS_ADDRESS: env.milvus, LOCAL_MODEL_DIR, MEM0_PYTHON, MCP_PYTHON };
+      // the output lines of processes running side by side say whose they are
+      tasks.push(() => runMocha('test/.mocharc.integration.json', suiteEnv, `integration (${profile})`, lanes > 1 ? `[${profile}] ` : ''));
     }
   }
-  // The fault suite and the fuzz run own their services and data, so they run side by side.
-  const last: Array<Promise<void>> = [];
   // The fault suite is production-profile only: CAIRN_TEST_PROFILES=embedded leaves it out with the rest of that profile.
   if (part('fault') && (values.only === 'fault' || profiles.includes('production'))) {
     if (!(await reachable(env.mysql, 3306))) throw new Error(`The fault suite needs MariaDB/MySQL at ${env.mysql}, and nothing answers there.`);
     installMilvusLite();
-    last.push(runMocha('test/.mocharc.fault.json', { CAIRN_TEST_PROFILE: 'production', TEST_DATABASE_URL: env.mysql, LOCAL_MODEL_DIR }, 'faults (production)', '[fault] '));
+    tasks.push(() => runMocha('test/.mocharc.fault.json', { CAIRN_TEST_PROFILE: 'production', TEST_DATABASE_URL: env.mysql, LOCAL_MODEL_DIR }, 'faults (production)', '[fault] '));
   }
-  if (part('fuzz')) last.push(runFuzz());
-  await Promise.all(last);
+  if (part('fuzz')) tasks.push(runFuzz);
+  await inLanes(tasks, lanes);
 } catch (err) {
   failedRuns += 1;
   process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);

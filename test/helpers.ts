@@ -151,10 +151,14 @@ export function memoriesIndexed(t: TestRuntime, auth: string, owner: Record<stri
   );
 }
 
-/** Polls until `probe` returns a truthy value, or fails with `message` after `timeoutMs`. */
+/**
+ * Polls until `probe` returns a truthy value, or fails with `message` after `timeoutMs`. The
+ * default bound is for a machine busy with other suites (`npm test` runs two at once): it only
+ * says when to give up, and a condition that holds returns at once.
+ */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | null | false>,
-  { timeoutMs = 10_000, intervalMs = 50, message = 'condition not met' } = {},
+  { timeoutMs = 60_000, intervalMs = 50, message = 'condition not met' } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
