@@ -4,6 +4,7 @@ import path from 'node:path';
 import knexModule, { type Knex } from 'knex';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
+import { sleep } from '../lib/time.js';
 import { sliced } from '../lib/turns.js';
 
 export type { Knex };
@@ -28,13 +29,14 @@ class SlicedSqlite extends BetterSqlite3Client {
     // only wait: a deferred BEGIN's first write could find the lock taken mid-way, and SQLite says
     // to roll back then rather than try again.
     if (obj.sql === 'BEGIN;') obj.sql = 'BEGIN IMMEDIATE;';
-    const deadline = performance.now() + BUSY_WAIT_MS;
+    let deadline: number | undefined;
     for (;;) {
       try {
         return await super._query(connection, obj);
       } catch (err) {
+        deadline ??= performance.now() + BUSY_WAIT_MS;
         if (!isBusy(err) || connection.inTransaction || performance.now() > deadline) throw err;
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        await sleep(BUSY_RETRY_MS);
       }
     }
   }
@@ -44,15 +46,16 @@ class SlicedSqlite extends BetterSqlite3Client {
  * How long a statement waits for a lock another connection holds (the checkpoint thread's
  * restarting checkpoint, a CLI command writing while the server runs), and how often it asks
  * again meanwhile. SQLite's own wait (busy_timeout) sleeps on the calling thread, which here is
- * the event loop: in bench:import's chat-line single adds it stopped the loop 40–60 ms at a time
- * while the checkpoint thread restarted the log. This wait is a timer, the loop free meanwhile.
+ * the event loop: an strace of bench:import's chat-line single adds caught it sleeping there while
+ * the checkpoint thread restarted the log. This wait is a timer, the loop free meanwhile.
  */
 const BUSY_WAIT_MS = 5_000;
 const BUSY_RETRY_MS = 2;
 
 /** SQLITE_BUSY and its extended codes: a lock another connection holds. */
 function isBusy(err: unknown): boolean {
-  return typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
 /** The relational store: a SQLite file on the embedded profile, MySQL/MariaDB in production. */

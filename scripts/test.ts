@@ -46,7 +46,8 @@ const env = {
  * machine only about half busy. Two production suites at once are not run: they share one Milvus
  * Lite, which then stopped answering within its time limits (tried with the suite in two halves).
  */
-const lanes = Math.max(1, Number(values.lanes));
+const lanes = Number(values.lanes);
+if (!Number.isInteger(lanes) || lanes < 1) throw new Error(`--lanes (CAIRN_TEST_LANES) is a positive whole number, not "${values.lanes}"`);
 
 /** Runs the tasks, at most `width` at once, in the order given. */
 async function inLanes(tasks: Array<() => Promise<void>>, width: number): Promise<void> {
@@ -185,9 +186,10 @@ try {
   if (part('integration')) {
     const MEM0_PYTHON = clientPython('MEM0_PYTHON', 'scripts/mem0-python.sh', "mem0's Python client (mem0ai)");
     const MCP_PYTHON = clientPython('MCP_PYTHON', 'scripts/mcp-python.sh', 'The MCP Python SDK (mcp)');
+    const unknown = profiles.filter((p) => p !== '' && p !== 'embedded' && p !== 'production');
+    if (unknown.length > 0) throw new Error(`Unknown profile "${unknown[0]}"`);
     // production first: the longest part
-    for (const profile of [...new Set(profiles.filter(Boolean))].sort().reverse()) {
-      if (profile !== 'embedded' && profile !== 'production') throw new Error(`Unknown profile "${profile}"`);
+    for (const profile of (['production', 'embedded'] as const).filter((p) => profiles.includes(p))) {
       if (profile === 'production') await ensureProductionServices();
       const suiteEnv = { CAIRN_TEST_PROFILE: profile, TEST_DATABASE_URL: env.mysql, TEST_REDIS_URL: env.redis, TEST_MILVUS_ADDRESS: env.milvus, LOCAL_MODEL_DIR, MEM0_PYTHON, MCP_PYTHON };
       // the output lines of processes running side by side say whose they are
