@@ -1,8 +1,8 @@
 import type { MemoryIndexer } from '../core/memory/indexing.js';
 import type { JobHandler } from '../contracts/jobs/handlers.js';
 
-/** `memory.index`: derives (or removes) a memory's vector from its row. */
+/** `memory.index`: derives (or removes) the vector of a memory, or of each memory a write added, from its row. */
 export const memoryIndexJob =
   (indexer: MemoryIndexer): JobHandler<'memory.index'> =>
-  (payload, ctx) =>
-    indexer.index(payload.projectId, payload.memoryId, payload.revision, ctx);
+  ({ projectId, memoryId, revision, more }, ctx) =>
+    more === undefined ? indexer.index(projectId, memoryId, revision, ctx) : indexer.indexMany(projectId, [{ memoryId, revision }, ...more], ctx);

@@ -15,6 +15,8 @@ const ID = Type.String({ minLength: 1, maxLength: 64 });
 const MODEL = Type.String({ minLength: 1, maxLength: 128 });
 /** A row's revision: a job is queued per change. */
 const REVISION = Type.Integer({ minimum: 1 });
+/** Most memories one `memory.index` job indexes (the memories a write adds, in jobs of this many). */
+export const MAX_INDEX_GROUP = 32;
 /** `{type: 'object'}`: any object, whose content the service checks (metadata, a schema). */
 const ANY_OBJECT = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
 /** A conversation, as the request gave it. */
@@ -110,11 +112,23 @@ const DEFINITIONS = {
     schema: Type.Object({ projectId: ID, probeId: ID }, CLOSED),
     jobId: (p) => `probe.touch-${p.probeId}`,
   }),
-  /** Makes a memory's vector match its row (embed and upsert, or remove when the row is gone). */
+  /**
+   * Makes a memory's vector match its row (embed and upsert, or remove when the row is gone); with
+   * `more`, the vectors of the other memories one write added too (a job per write, not per memory).
+   */
   'memory.index': job({
     queue: 'embedding',
-    schema: Type.Object({ projectId: ID, memoryId: ID, revision: REVISION }, CLOSED),
-    // one job per revision: a change after the job ran (or while it runs) queues a new one
+    schema: Type.Object(
+      {
+        projectId: ID,
+        memoryId: ID,
+        revision: REVISION,
+        more: Type.Optional(Type.Array(Type.Object({ memoryId: ID, revision: REVISION }, CLOSED), { minItems: 1, maxItems: MAX_INDEX_GROUP - 1 })),
+      },
+      CLOSED,
+    ),
+    // one job per revision (of its first memory, which no other job starts with): a change after
+    // the job ran (or while it runs) queues a new one
     jobId: (p) => `memory.index-${p.memoryId}-${p.revision}`,
   }),
   /** Deletes records past their schema's retention: of one project, or of all when projectId is omitted. */

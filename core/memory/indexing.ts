@@ -92,7 +92,7 @@ export class MemoryIndexer {
    * that stopped being the project's while it was written (the switch, or a cancelled target) has
    * the vector taken out again.
    */
-  async index(projectId: string, memoryId: string, revision: number, ctx: JobContext): Promise<void> {
+  async index(projectId: string, memoryId: string, revision: number, ctx: JobContext, options: { skipIndexed?: boolean } = {}): Promise<void> {
     const state = await this.models.of(projectId);
     const models = liveModels(state);
     const [row] = await this.reads.submit(projectId, projectId, [memoryId]);
@@ -101,6 +101,8 @@ export class MemoryIndexer {
       return;
     }
     if (row.revision !== revision) return;
+    // marked only once its vectors were written
+    if (options.skipIndexed === true && row.embedding_status === 'indexed') return;
     try {
       const [vector, target] = await Promise.all([this.vectorOf(row, state.model), state.target === null ? null : this.targetVector(row, state.target)]);
       const categories = await this.models.categorizer(state.model).categorize(vector, row.category_set ?? null);
@@ -128,6 +130,20 @@ export class MemoryIndexer {
       });
       throw err;
     }
+  }
+
+  /**
+   * The `memory.index` job of the memories one write added: each as `index` makes it, all at once,
+   * so their texts share the model's batches and the store's writes. When one fails for now (the
+   * store or the model unavailable), the job fails after the others are done and is retried; a
+   * retry leaves out those already indexed at their revision. Otherwise, when one can never be
+   * indexed (marked `failed` on its row), the job ends failed with that one's reason.
+   */
+  async indexMany(projectId: string, memories: Array<{ memoryId: string; revision: number }>, ctx: JobContext): Promise<void> {
+    const skipIndexed = ctx.attempt > 1;
+    const outcomes = await Promise.allSettled(memories.map((m) => this.index(projectId, m.memoryId, m.revision, ctx, { skipIndexed })));
+    const errors = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+    if (errors.length > 0) throw errors.find((err) => !endsJob(err)) ?? errors[0];
   }
 
   /**

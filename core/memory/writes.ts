@@ -1,7 +1,7 @@
 import type { MemoriesRepository, MemoryRow } from '../../db/repositories/memories.repository.js';
 import type { UsageRepository } from '../../db/repositories/usage.repository.js';
 import type { OutboxTransaction, TransactionalOutbox } from '../../db/transactional-outbox.js';
-import { envelope } from '../../contracts/jobs/catalogue.js';
+import { envelope, MAX_INDEX_GROUP } from '../../contracts/jobs/catalogue.js';
 import { newId, nowMs } from '../../lib/time.js';
 import { utcDay } from '../usage.js';
 import type { TermsOf } from '../../db/repositories/memory-terms.repository.js';
@@ -89,7 +89,15 @@ export class MemoryWrites {
       tx.trx,
       rows.map((row) => ({ id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at })),
     );
-    for (const row of rows) await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: 1 }));
+    // one indexing job per project and up to MAX_INDEX_GROUP rows, not one per row: a job costs the
+    // queue a few Redis scripts and the worker a run, whatever it holds
+    for (const [projectId, added] of groupBy(rows, (row) => row.project_id)) {
+      for (let i = 0; i < added.length; i += MAX_INDEX_GROUP) {
+        const [first, ...more] = added.slice(i, i + MAX_INDEX_GROUP) as [MemoryRow, ...MemoryRow[]];
+        const others = more.map((row) => ({ memoryId: row.id, revision: 1 }));
+        await tx.add(projectId, envelope('memory.index', { projectId, memoryId: first.id, revision: 1, ...(others.length > 0 ? { more: others } : {}) }));
+      }
+    }
     await this.keywords.write(tx.trx, rows, true, terms);
     for (const [projectId, added] of groupBy(rows, (row) => row.project_id)) await this.events.emit(tx, { kind: 'added', projectId, rows: added });
   }

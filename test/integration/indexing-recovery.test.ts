@@ -11,6 +11,7 @@ import { MemoriesRepository } from '../../db/repositories/memories.repository.js
 import { ReconcileRepository } from '../../db/repositories/reconcile.repository.js';
 import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { createLogger } from '../../lib/logger.js';
+import { badRequest } from '../../lib/errors.js';
 import { reachable } from '../../lib/reachable.js';
 import { freePort, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
@@ -123,6 +124,70 @@ describe(`indexing recovery (${PROFILE})`, function () {
       expect(after.get(rewritten.id)).to.include({ embedding_status: 'pending', embedding_error: 'retry' });
       expect(after.get(foreign.id)).to.include({ embedding_status: 'pending' });
       expect(after.has(deleted.id)).to.equal(false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('indexes the memories one write added with one job: one the store refuses ends failed alone, one it cannot take yet is retried, and a retry writes only what is not indexed', async () => {
+    // not started: the write's job stays in the outbox, and this test runs it
+    const t = await startRuntime({ start: false, env: { RECONCILE_INTERVAL_MS: '3600000' } });
+    try {
+      const { key, projectId } = await newProject(t);
+      const user = unique('u');
+      const texts = ['I keep a bonsai', 'My bike is blue', 'I read before bed', 'I bake sourdough on Sundays', 'I collect stamps'];
+      const res = await t.http
+        .post('/v1/batch/')
+        .set('Authorization', token(key))
+        .send({ memories: [{ user_id: user, messages: texts.map((content) => ({ role: 'user', content })) }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      const jobs = (await t.runtime.db('outbox').where({ project_id: projectId, job_name: 'memory.index' })) as Array<{ payload: string }>;
+      expect(jobs, 'one indexing job for the write').to.have.length(1);
+      const payload = JSON.parse((jobs[0] as { payload: string }).payload) as { memoryId: string; revision: number; more: Array<{ memoryId: string; revision: number }> };
+      const members = [{ memoryId: payload.memoryId, revision: payload.revision }, ...payload.more];
+      const byText = new Map(((await t.runtime.db('memories').where({ project_id: projectId })) as Memory[]).map((m) => [m.memory, m.id]));
+      expect(members.map((m) => m.memoryId).sort()).to.deep.equal([...byText.values()].sort());
+      const [bad, flaky] = [byText.get('My bike is blue') as string, byText.get('I read before bed') as string];
+
+      // a store that refuses one memory's point for good, and another's once for now
+      let flakyFailures = 1;
+      const written: string[] = [];
+      const store = Object.create(t.runtime.vectors) as typeof t.runtime.vectors;
+      store.upsert = async (spec, pid, points) => {
+        if (points.some((p) => p.id === bad)) throw badRequest('validation_failed', 'the store refused this point');
+        if (points.some((p) => p.id === flaky) && flakyFailures-- > 0) throw new Error('the store is unavailable');
+        written.push(...points.map((p) => p.id));
+        return t.runtime.vectors.upsert(spec, pid, points);
+      };
+      const indexer = new MemoryIndexer(
+        t.runtime.repositories.memories,
+        t.runtime.repositories.memoryEntities,
+        store,
+        new MemoryModels(t.runtime.repositories.projectSettings, new ConfigCache(new SingleProcessCounts()), t.runtime.embedders, modelName('embed', t.runtime.config.memoryEmbedModel)),
+      );
+      const states = async (): Promise<Map<string, Memory>> =>
+        new Map(((await t.runtime.db('memories').where({ project_id: projectId })) as Memory[]).map((m) => [m.id, m]));
+
+      // first run: the job fails for now (to be retried), every memory the store took is indexed
+      let failure = await indexer.indexMany(projectId, members, { attempt: 1, worker: 'test', log }).then(() => null, (err: Error) => err);
+      expect(failure?.message).to.equal('the store is unavailable');
+      let after = await states();
+      expect(after.get(bad)).to.include({ embedding_status: 'failed', embedding_error: 'the store refused this point' });
+      expect(after.get(flaky)).to.include({ embedding_status: 'pending', embedding_error: 'the store is unavailable' });
+      const open = [...after.values()].filter((m) => m.embedding_status !== 'indexed').map((m) => m.id);
+      expect(written.filter((id) => open.includes(id) && id !== flaky)).to.deep.equal([]);
+
+      // the retry writes only what was not indexed, and ends the job failed with the refused memory's reason
+      written.length = 0;
+      failure = await indexer.indexMany(projectId, members, { attempt: 2, worker: 'test', log }).then(() => null, (err: Error) => err);
+      expect(failure?.message).to.equal('the store refused this point');
+      expect(written).to.include(flaky);
+      expect(written.every((id) => open.includes(id)), `written again: ${written.join(', ')}`).to.equal(true);
+      after = await states();
+      expect([...after.values()].filter((m) => m.embedding_status === 'indexed')).to.have.length(4);
+      expect(after.get(bad)).to.include({ embedding_status: 'failed' });
+      const found = await mem0(t, key).search(user, 'what does the user do in the evening?');
+      expect(found).to.have.members([...byText.values()].filter((id) => id !== bad));
     } finally {
       await t.close();
     }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ADD_MEMORIES } from '../../api/schemas/mem0.js';
 import { IDEMPOTENCY_HEADERS } from '../../api/schemas/common.js';
-import { JOB_NAMES, JOBS, type JobEnvelope, type JobName, type JobOf } from '../../contracts/jobs/catalogue.js';
+import { JOB_NAMES, JOBS, MAX_INDEX_GROUP, type JobEnvelope, type JobName, type JobOf } from '../../contracts/jobs/catalogue.js';
 import { PoisonJobError, runJob, type JobHandlers } from '../../contracts/jobs/handlers.js';
 import type { QueueDriver } from '../../contracts/jobs/queue.js';
 import { MAX_CATEGORY_DESCRIPTION, MAX_CATEGORY_NAME } from '../../contracts/memory-categories.js';
@@ -17,7 +17,7 @@ const REQUEST = { requestId: 'r1', projectId: 'p1', model: 'local', user_id: 'al
 /** A payload of every job as its producer writes it, its optional fields given where it has some. */
 const VALID: { [N in JobName]: JobOf<N> } = {
   'probe.touch': { projectId: 'p1', probeId: 'probe-1' },
-  'memory.index': { projectId: 'p1', memoryId: 'm1', revision: 1 },
+  'memory.index': { projectId: 'p1', memoryId: 'm1', revision: 1, more: [{ memoryId: 'm2', revision: 1 }] },
   'retention.sweep': { projectId: 'p1' },
   'record.extract': { ...REQUEST, schema: 'contact', messages: [{ role: 'user', content: 'I am Ada, ada@example.com' }] },
   'document.process': { projectId: 'p1', documentId: 'd1', revision: 3 },
@@ -66,6 +66,17 @@ describe('job payloads', () => {
       }
     });
   }
+
+  it('memory.index: a job indexes one memory or up to MAX_INDEX_GROUP that one write added, each at a revision', async () => {
+    const one = { projectId: 'p1', memoryId: 'm0', revision: 1 };
+    const others = (n: number) => Array.from({ length: n }, (_, i) => ({ memoryId: `m${i + 1}`, revision: 1 }));
+    expect(await runs('memory.index', one)).to.equal(true);
+    expect(await runs('memory.index', { ...one, more: others(MAX_INDEX_GROUP - 1) })).to.equal(true);
+    expect(await runs('memory.index', { ...one, more: others(MAX_INDEX_GROUP) }), 'over the bound').to.equal(false);
+    expect(await runs('memory.index', { ...one, more: [] }), 'an empty list').to.equal(false);
+    expect(await runs('memory.index', { ...one, more: [{ memoryId: 'm1', revision: 0 }] }), 'no revision 0').to.equal(false);
+    expect(await runs('memory.index', { ...one, more: [{ memoryId: 'm1', revision: 1, text: 'x' }] }), 'an unknown field').to.equal(false);
+  });
 
   it('memory.infer: an expiration date is a calendar date or null', async () => {
     const payload = VALID['memory.infer'];
