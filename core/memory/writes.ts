@@ -36,6 +36,9 @@ export class MemoryWrites {
     { maxBatch: MAX_ADD_ROWS, parallel: 1, isolate: () => true },
   );
 
+  /** The indexing jobs of each write in progress, recorded as its work ends. */
+  private readonly indexJobs = new WeakMap<OutboxTransaction, IndexJobs>();
+
   constructor(
     private readonly rows: MemoriesRepository,
     private readonly outbox: TransactionalOutbox,
@@ -58,7 +61,26 @@ export class MemoryWrites {
    * is the write acknowledged.
    */
   transaction<T>(work: (tx: OutboxTransaction) => Promise<T>): Promise<T> {
-    return this.outbox.write(work, () => this.keywords.settled());
+    return this.outbox.write(
+      async (tx) => {
+        const jobs = new IndexJobs();
+        this.indexJobs.set(tx, jobs);
+        const done = await work(tx);
+        await jobs.record(tx);
+        return done;
+      },
+      () => this.keywords.settled(),
+    );
+  }
+
+  /**
+   * Queues the indexing of a memory at a revision in the write's transaction: gathered with the
+   * write's others into jobs of up to `MAX_INDEX_GROUP` (see `IndexJobs`).
+   */
+  private async indexLater(tx: OutboxTransaction, row: Pick<MemoryRow, 'project_id' | 'id'>, revision: number): Promise<void> {
+    const jobs = this.indexJobs.get(tx);
+    if (jobs !== undefined) jobs.add(row.project_id, row.id, revision);
+    else await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision }));
   }
 
   /**
@@ -89,15 +111,7 @@ export class MemoryWrites {
       tx.trx,
       rows.map((row) => ({ id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at })),
     );
-    // one indexing job per project and up to MAX_INDEX_GROUP rows, not one per row: a job costs the
-    // queue a few Redis scripts and the worker a run, whatever it holds
-    for (const [projectId, added] of groupBy(rows, (row) => row.project_id)) {
-      for (let i = 0; i < added.length; i += MAX_INDEX_GROUP) {
-        const [first, ...more] = added.slice(i, i + MAX_INDEX_GROUP) as [MemoryRow, ...MemoryRow[]];
-        const others = more.map((row) => ({ memoryId: row.id, revision: 1 }));
-        await tx.add(projectId, envelope('memory.index', { projectId, memoryId: first.id, revision: 1, ...(others.length > 0 ? { more: others } : {}) }));
-      }
-    }
+    for (const row of rows) await this.indexLater(tx, row, 1);
     await this.keywords.write(tx.trx, rows, true, terms);
     for (const [projectId, added] of groupBy(rows, (row) => row.project_id)) await this.events.emit(tx, { kind: 'added', projectId, rows: added });
   }
@@ -120,7 +134,7 @@ export class MemoryWrites {
     if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, written)) === 0) throw changed();
     if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
-    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    await this.indexLater(tx, row, row.revision + 1);
     const current = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
     await this.events.emit(tx, { kind: 'updated', projectId: row.project_id, row: current, previous: row });
     if (from !== undefined) await this.supersede(tx, row, from);
@@ -137,7 +151,7 @@ export class MemoryWrites {
     const version: MemoryRow = { ...row, id: newId(), revision: 1, embedding_status: 'pending', embedding_error: null, valid_from: validFrom(row), valid_to: until, superseded_by: row.id, updated_at: now };
     await this.rows.insertMany(tx.trx, [version]);
     await this.keywords.write(tx.trx, [version], true);
-    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: version.id, revision: 1 }));
+    await this.indexLater(tx, version, 1);
     await this.events.emit(tx, { kind: 'superseded', projectId: row.project_id, version, by: row.id });
     const versions = await this.rows.versionsOf(row.project_id, row.id, tx.trx);
     await this.forget(tx, versions.slice(MAX_VERSIONS));
@@ -152,7 +166,7 @@ export class MemoryWrites {
     const now = nowMs();
     if ((await this.rows.endValidity(tx.trx, row.project_id, row.id, revision, Math.max(at, validFrom(row)), now)) === 0) throw changed();
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: now });
-    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    await this.indexLater(tx, row, row.revision + 1);
     const ended = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
     await this.events.emit(tx, { kind: 'ended', projectId: row.project_id, row: ended });
     return ended;
@@ -163,7 +177,7 @@ export class MemoryWrites {
     if ((await this.rows.delete(tx.trx, row.project_id, row.id)) === 0) return false;
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
-    await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision + 1 }));
+    await this.indexLater(tx, row, row.revision + 1);
     // a version deleted directly (a user's delete-all reaches them too) is its memory's past, not a memory
     await this.events.emit(tx, row.superseded_by ? { kind: 'forgotten', projectId: row.project_id, version: row } : { kind: 'deleted', projectId: row.project_id, rows: [row] });
     await this.forget(tx, await this.rows.versionsOf(row.project_id, row.id, tx.trx));
@@ -175,7 +189,7 @@ export class MemoryWrites {
     for (const version of versions) {
       if ((await this.rows.delete(tx.trx, version.project_id, version.id)) === 0) continue;
       await this.keywords.remove(tx.trx, [version.id], version.project_id);
-      await tx.add(version.project_id, envelope('memory.index', { projectId: version.project_id, memoryId: version.id, revision: version.revision + 1 }));
+      await this.indexLater(tx, version, version.revision + 1);
       await this.events.emit(tx, { kind: 'forgotten', projectId: version.project_id, version });
     }
   }
@@ -204,4 +218,30 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
     else group.push(item);
   }
   return groups;
+}
+
+/**
+ * The `memory.index` jobs of one write, recorded together when its work is done: one job per
+ * project and up to `MAX_INDEX_GROUP` memories (`more`), not one per memory. A job costs the queue a
+ * few Redis scripts and the worker a run, whatever it holds, and its memories' texts reach the
+ * model together.
+ */
+class IndexJobs {
+  private readonly memories = new Map<string, Array<{ memoryId: string; revision: number }>>();
+
+  add(projectId: string, memoryId: string, revision: number): void {
+    const queued = this.memories.get(projectId);
+    if (queued === undefined) this.memories.set(projectId, [{ memoryId, revision }]);
+    else queued.push({ memoryId, revision });
+  }
+
+  async record(tx: OutboxTransaction): Promise<void> {
+    for (const [projectId, memories] of this.memories) {
+      for (let i = 0; i < memories.length; i += MAX_INDEX_GROUP) {
+        const [first, ...more] = memories.slice(i, i + MAX_INDEX_GROUP) as [{ memoryId: string; revision: number }, ...Array<{ memoryId: string; revision: number }>];
+        await tx.add(projectId, envelope('memory.index', { projectId, ...first, ...(more.length > 0 ? { more } : {}) }));
+      }
+    }
+    this.memories.clear();
+  }
 }

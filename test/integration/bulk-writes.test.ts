@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { MAX_INDEX_GROUP } from '../../contracts/jobs/catalogue.js';
+import { isolatedDatabaseEnv, memoriesIndexed, newProject, PROFILE, startRuntime, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 describe(`bulk writes (${PROFILE})`, function () {
   this.timeout(120_000);
@@ -193,6 +194,68 @@ describe(`bulk writes (${PROFILE})`, function () {
       expect(res.status).to.equal(400);
       expect(res.body.code).to.equal('batch_too_large');
       expect(await usage(key)).to.equal(0);
+    });
+  });
+
+  describe('indexing jobs of batch writes', () => {
+    it('queues one job for each 32 memories a batch adds, updates or deletes, and leaves the vectors as the rows say', async () => {
+      // not started: the writes' jobs stay in the outbox until the runtime starts (with a database of
+      // its own on production, where the suite's running runtime would relay them)
+      const s = await startRuntime({ start: false, env: await isolatedDatabaseEnv() });
+      try {
+        const { key, projectId } = await newProject(s);
+        const bearer = token(key);
+        const user = unique('u');
+        /** The members of each memory.index job the outbox holds for the project, oldest job first. */
+        const jobs = async (): Promise<string[][]> =>
+          ((await s.runtime.db('outbox').where({ project_id: projectId, job_name: 'memory.index' }).orderBy('id')) as Array<{ payload: string }>).map((entry) => {
+            const p = JSON.parse(entry.payload) as { memoryId: string; revision: number; more?: Array<{ memoryId: string; revision: number }> };
+            return [p, ...(p.more ?? [])].map((m) => `${m.memoryId}@${m.revision}`);
+          });
+        const texts = Array.from({ length: 40 }, (_, i) => `note ${i}: I water the ${['ferns', 'cactus', 'basil', 'orchid'][i % 4]} on day ${i}`);
+        const added = await s.http
+          .post('/v1/batch/')
+          .set('Authorization', bearer)
+          .send({ memories: [{ user_id: user, messages: texts.map((content) => ({ role: 'user', content })) }] });
+        expect(added.status, JSON.stringify(added.body).slice(0, 300)).to.equal(201);
+        const ids = ((await s.runtime.db('memories').where({ project_id: projectId }).orderBy('created_at')) as Array<{ id: string }>).map((r) => r.id);
+        let queued = await jobs();
+        expect(queued.map((members) => members.length)).to.deep.equal([MAX_INDEX_GROUP, 40 - MAX_INDEX_GROUP]);
+        expect(queued.flat().sort()).to.deep.equal(ids.map((id) => `${id}@1`).sort());
+
+        // 20 texts changed: each memory at revision 2 and the text it had kept as a version (revision 1)
+        const changed = ids.slice(0, 20);
+        const updated = await s.http
+          .put('/v1/batch/')
+          .set('Authorization', bearer)
+          .send({ memories: changed.map((id, i) => ({ memory_id: id, text: `note ${i}: I moved the plants to the window sill` })) });
+        expect(updated.status, JSON.stringify(updated.body).slice(0, 300)).to.equal(200);
+        queued = (await jobs()).slice(2);
+        expect(queued.map((members) => members.length)).to.deep.equal([MAX_INDEX_GROUP, 40 - MAX_INDEX_GROUP]);
+        expect(queued.flat().filter((m) => m.endsWith('@2')).sort()).to.deep.equal(changed.map((id) => `${id}@2`).sort());
+
+        // 10 deleted, 5 of them with their versions
+        const gone = [...ids.slice(15, 20), ...ids.slice(30, 35)];
+        const deleted = await s.http.delete('/v1/batch/').set('Authorization', bearer).send({ memories: gone.map((id) => ({ memory_id: id })) });
+        expect(deleted.status, JSON.stringify(deleted.body).slice(0, 300)).to.equal(200);
+        queued = (await jobs()).slice(4);
+        expect(queued.map((members) => members.length)).to.deep.equal([15]);
+
+        await s.runtime.start();
+        // the 30 memories left and the 15 versions of those changed and kept
+        expect(await memoriesIndexed(s, bearer, { user_id: user })).to.deep.equal({ total: 45, pending: 0, indexed: 45, failed: 0 });
+        const res = await s.http
+          .post('/v3/memories/search/')
+          .set('Authorization', bearer)
+          .send({ query: 'plants on the window sill', filters: { user_id: user }, top_k: 100, mode: 'dense' });
+        expect(res.status, JSON.stringify(res.body).slice(0, 300)).to.equal(200);
+        const found = (res.body.results as Array<{ id: string; memory: string }>).map((r) => r.id);
+        expect(found).to.have.members(ids.filter((id) => !gone.includes(id)));
+        const top = (res.body.results as Array<{ id: string }>).slice(0, 15).map((r) => r.id);
+        expect(top.every((id) => changed.includes(id)), 'the changed texts are found by what they say now').to.equal(true);
+      } finally {
+        await s.close();
+      }
     });
   });
 });

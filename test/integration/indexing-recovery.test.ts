@@ -13,7 +13,7 @@ import type { JobEnvelope } from '../../contracts/jobs/catalogue.js';
 import { createLogger } from '../../lib/logger.js';
 import { badRequest } from '../../lib/errors.js';
 import { reachable } from '../../lib/reachable.js';
-import { freePort, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
+import { freePort, isolatedDatabaseEnv, isProduction, newProject, PROFILE, repoRoot, startRuntime, tempDir, token, unique, waitFor, type TestRuntime } from '../helpers.js';
 
 // Indexing never loses a write: a transient failure (the embedder or Milvus unavailable) leaves a
 // memory pending with the reason until it is indexed, and reconciliation repairs what the queue
@@ -130,8 +130,9 @@ describe(`indexing recovery (${PROFILE})`, function () {
   });
 
   it('indexes the memories one write added with one job: one the store refuses ends failed alone, one it cannot take yet is retried, and a retry writes only what is not indexed', async () => {
-    // not started: the write's job stays in the outbox, and this test runs it
-    const t = await startRuntime({ start: false, env: { RECONCILE_INTERVAL_MS: '3600000' } });
+    // not started: the write's job stays in the outbox, and this test runs it (no other runtime's
+    // relay may take it: a database of its own on production)
+    const t = await startRuntime({ start: false, env: { RECONCILE_INTERVAL_MS: '3600000', ...(await isolatedDatabaseEnv()) } });
     try {
       const { key, projectId } = await newProject(t);
       const user = unique('u');
