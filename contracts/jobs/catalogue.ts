@@ -15,7 +15,7 @@ const ID = Type.String({ minLength: 1, maxLength: 64 });
 const MODEL = Type.String({ minLength: 1, maxLength: 128 });
 /** A row's revision: a job is queued per change. */
 const REVISION = Type.Integer({ minimum: 1 });
-/** Most memories one `memory.index` job indexes (the memories a write adds, in jobs of this many). */
+/** Most memories one `memory.index` job indexes (those one write added, changed or deleted, in jobs of this many). */
 export const MAX_INDEX_GROUP = 32;
 /** `{type: 'object'}`: any object, whose content the service checks (metadata, a schema). */
 const ANY_OBJECT = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
@@ -114,7 +114,7 @@ const DEFINITIONS = {
   }),
   /**
    * Makes a memory's vector match its row (embed and upsert, or remove when the row is gone); with
-   * `more`, the vectors of the other memories one write added too (a job per write, not per memory).
+   * `more`, those of the other memories one write added, changed or deleted (a job per write, not per memory).
    */
   'memory.index': job({
     queue: 'embedding',

@@ -133,7 +133,7 @@ export class MemoryIndexer {
   }
 
   /**
-   * The `memory.index` job of the memories one write added: each as `index` makes it, all at once,
+   * The `memory.index` job of the memories one write touched: each as `index` makes it, all at once,
    * so their texts share the model's batches and the store's writes. When one fails for now (the
    * store or the model unavailable), the job fails after the others are done and is retried; a
    * retry leaves out those already indexed at their revision. Otherwise, when one can never be
