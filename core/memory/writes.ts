@@ -12,6 +12,12 @@ import { Coalescer } from '../../lib/coalescer.js';
 import { MAX_BATCH } from './rows.js';
 import { nextTurn } from '../../lib/turns.js';
 
+/** A memory write's transaction: the outbox's, and the write's indexing jobs gathered (`IndexJobs`). */
+export interface MemoryTransaction extends OutboxTransaction {
+  /** Queues the indexing of a memory at a revision, recorded with the write's others as its work ends. */
+  index(row: Pick<MemoryRow, 'project_id' | 'id'>, revision: number): void;
+}
+
 /** Most rows of adds written together (a larger add, a whole batch import, is written alone). */
 const MAX_ADD_ROWS = MAX_BATCH;
 
@@ -36,9 +42,6 @@ export class MemoryWrites {
     { maxBatch: MAX_ADD_ROWS, parallel: 1, isolate: () => true },
   );
 
-  /** The indexing jobs of each write in progress, recorded as its work ends. */
-  private readonly indexJobs = new WeakMap<OutboxTransaction, IndexJobs>();
-
   constructor(
     private readonly rows: MemoriesRepository,
     private readonly outbox: TransactionalOutbox,
@@ -60,27 +63,16 @@ export class MemoryWrites {
    * for every process's keyword caches, then the outbox relay is woken for its jobs. Only then
    * is the write acknowledged.
    */
-  transaction<T>(work: (tx: OutboxTransaction) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: MemoryTransaction) => Promise<T>): Promise<T> {
     return this.outbox.write(
-      async (tx) => {
+      async (outer) => {
         const jobs = new IndexJobs();
-        this.indexJobs.set(tx, jobs);
-        const done = await work(tx);
-        await jobs.record(tx);
+        const done = await work({ ...outer, index: (row, revision) => jobs.add(row.project_id, row.id, revision) });
+        await jobs.record(outer);
         return done;
       },
       () => this.keywords.settled(),
     );
-  }
-
-  /**
-   * Queues the indexing of a memory at a revision in the write's transaction: gathered with the
-   * write's others into jobs of up to `MAX_INDEX_GROUP` (see `IndexJobs`).
-   */
-  private async indexLater(tx: OutboxTransaction, row: Pick<MemoryRow, 'project_id' | 'id'>, revision: number): Promise<void> {
-    const jobs = this.indexJobs.get(tx);
-    if (jobs !== undefined) jobs.add(row.project_id, row.id, revision);
-    else await tx.add(row.project_id, envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision }));
   }
 
   /**
@@ -95,7 +87,7 @@ export class MemoryWrites {
   }
 
   /** New rows, each with its ADD history entry and its indexing job, metered: a few statements however many rows. */
-  private async insert(tx: OutboxTransaction, rows: MemoryRow[]): Promise<void> {
+  private async insert(tx: MemoryTransaction, rows: MemoryRow[]): Promise<void> {
     if (rows.length === 0) return;
     // metered on the day of the write, not of the event (mem0's timestamp may be years ago); the
     // counters in one order, so that two transactions metering the same ones never wait on each other
@@ -111,7 +103,7 @@ export class MemoryWrites {
       tx.trx,
       rows.map((row) => ({ id: newId(), project_id: row.project_id, memory_id: row.id, event: 'ADD', old_memory: null, new_memory: row.memory, created_at: row.updated_at })),
     );
-    for (const row of rows) await this.indexLater(tx, row, 1);
+    for (const row of rows) tx.index(row, 1);
     await this.keywords.write(tx.trx, rows, true, terms);
     for (const [projectId, added] of groupBy(rows, (row) => row.project_id)) await this.events.emit(tx, { kind: 'added', projectId, rows: added });
   }
@@ -124,7 +116,7 @@ export class MemoryWrites {
    * the text it had as a superseded version, valid until `validFrom` (event time, default now),
    * from when the new text holds. Returns the row as written.
    */
-  async update(tx: OutboxTransaction, row: MemoryRow, revision: number, change: MemoryChange, changed: () => Error, at?: number): Promise<MemoryRow> {
+  async update(tx: MemoryTransaction, row: MemoryRow, revision: number, change: MemoryChange, changed: () => Error, at?: number): Promise<MemoryRow> {
     const now = nowMs();
     const { memory } = change;
     const supersedes = row.schema_name === null && memory !== row.memory;
@@ -134,7 +126,7 @@ export class MemoryWrites {
     if ((await this.rows.update(tx.trx, row.project_id, row.id, revision, written)) === 0) throw changed();
     if (memory !== row.memory) await this.keywords.write(tx.trx, [{ ...row, memory }]);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'UPDATE', old_memory: row.memory, new_memory: memory, created_at: now });
-    await this.indexLater(tx, row, row.revision + 1);
+    tx.index(row, row.revision + 1);
     const current = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
     await this.events.emit(tx, { kind: 'updated', projectId: row.project_id, row: current, previous: row });
     if (from !== undefined) await this.supersede(tx, row, from);
@@ -146,12 +138,12 @@ export class MemoryWrites {
    * `superseded_by` the memory, indexed and searchable (with `as_of` or `include_superseded`). Past
    * `MAX_VERSIONS` versions of the memory, the oldest is deleted.
    */
-  private async supersede(tx: OutboxTransaction, row: MemoryRow, until: number): Promise<void> {
+  private async supersede(tx: MemoryTransaction, row: MemoryRow, until: number): Promise<void> {
     const now = nowMs();
     const version: MemoryRow = { ...row, id: newId(), revision: 1, embedding_status: 'pending', embedding_error: null, valid_from: validFrom(row), valid_to: until, superseded_by: row.id, updated_at: now };
     await this.rows.insertMany(tx.trx, [version]);
     await this.keywords.write(tx.trx, [version], true);
-    await this.indexLater(tx, version, 1);
+    tx.index(version, 1);
     await this.events.emit(tx, { kind: 'superseded', projectId: row.project_id, version, by: row.id });
     const versions = await this.rows.versionsOf(row.project_id, row.id, tx.trx);
     await this.forget(tx, versions.slice(MAX_VERSIONS));
@@ -162,22 +154,22 @@ export class MemoryWrites {
    * with `as_of` and `include_superseded` — with its DELETE history entry, if it is still at
    * `revision`; throws what `changed` makes otherwise.
    */
-  async end(tx: OutboxTransaction, row: MemoryRow, revision: number, at: number, changed: () => Error): Promise<MemoryRow> {
+  async end(tx: MemoryTransaction, row: MemoryRow, revision: number, at: number, changed: () => Error): Promise<MemoryRow> {
     const now = nowMs();
     if ((await this.rows.endValidity(tx.trx, row.project_id, row.id, revision, Math.max(at, validFrom(row)), now)) === 0) throw changed();
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: now });
-    await this.indexLater(tx, row, row.revision + 1);
+    tx.index(row, row.revision + 1);
     const ended = (await this.rows.get(row.project_id, row.id, tx.trx)) as MemoryRow;
     await this.events.emit(tx, { kind: 'ended', projectId: row.project_id, row: ended });
     return ended;
   }
 
   /** Deletes a row with its superseded versions, its DELETE history entry and vector removal; false (and nothing written) when it was already gone. */
-  async remove(tx: OutboxTransaction, row: MemoryRow): Promise<boolean> {
+  async remove(tx: MemoryTransaction, row: MemoryRow): Promise<boolean> {
     if ((await this.rows.delete(tx.trx, row.project_id, row.id)) === 0) return false;
     await this.keywords.remove(tx.trx, [row.id], row.project_id);
     await this.rows.addHistory(tx.trx, { id: newId(), project_id: row.project_id, memory_id: row.id, event: 'DELETE', old_memory: row.memory, new_memory: null, created_at: nowMs() });
-    await this.indexLater(tx, row, row.revision + 1);
+    tx.index(row, row.revision + 1);
     // a version deleted directly (a user's delete-all reaches them too) is its memory's past, not a memory
     await this.events.emit(tx, row.superseded_by ? { kind: 'forgotten', projectId: row.project_id, version: row } : { kind: 'deleted', projectId: row.project_id, rows: [row] });
     await this.forget(tx, await this.rows.versionsOf(row.project_id, row.id, tx.trx));
@@ -185,11 +177,11 @@ export class MemoryWrites {
   }
 
   /** Deletes superseded versions with their keyword index and vectors (no history: they are their memory's past). */
-  private async forget(tx: OutboxTransaction, versions: MemoryRow[]): Promise<void> {
+  private async forget(tx: MemoryTransaction, versions: MemoryRow[]): Promise<void> {
     for (const version of versions) {
       if ((await this.rows.delete(tx.trx, version.project_id, version.id)) === 0) continue;
       await this.keywords.remove(tx.trx, [version.id], version.project_id);
-      await this.indexLater(tx, version, version.revision + 1);
+      tx.index(version, version.revision + 1);
       await this.events.emit(tx, { kind: 'forgotten', projectId: version.project_id, version });
     }
   }
@@ -242,6 +234,5 @@ class IndexJobs {
         await tx.add(projectId, envelope('memory.index', { projectId, ...first, ...(more.length > 0 ? { more } : {}) }));
       }
     }
-    this.memories.clear();
   }
 }
