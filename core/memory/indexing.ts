@@ -3,7 +3,7 @@ import type { CollectionSpec, VectorPoint, VectorStore } from '../../contracts/v
 import { endsJob, type JobContext } from '../../contracts/jobs/handlers.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { liveModels, type MemoryModels } from './memory-models.js';
-import { CATEGORIES_KEY, ENTITY_IDS } from './rows.js';
+import { CATEGORIES_KEY } from './rows.js';
 import type { EntityMention, MemoryEntitiesRepository } from '../../db/repositories/memory-entities.repository.js';
 import { entitiesOf } from './entities.js';
 import { sliced } from '../../lib/turns.js';
@@ -45,7 +45,7 @@ export class MemoryIndexer {
   private readonly reads: Coalescer<string, string, MemoryRow | undefined>;
   /** `indexed` marks of concurrent jobs, one statement per batch and project. */
   private readonly marks: Coalescer<string, Mark, boolean>;
-  /** The messages before concurrent jobs' messages, one statement per batch and conversation. */
+  /** The messages before concurrent jobs' messages, a few statements per batch (`previousMessages`). */
   private readonly previous: Coalescer<undefined, MemoryRow, MemoryRow | undefined>;
   /** The embeddings of memories' own texts, kept a while for the messages that follow them. */
   private readonly own: OwnVectors;
@@ -213,7 +213,7 @@ export class MemoryIndexer {
    * before or beside this one, and its own embedding serves both.
    */
   async vectorOf(row: MemoryRow, model: string): Promise<Float32Array> {
-    const [own, previous] = await Promise.all([this.own.of(row, model), row.is_message ? this.previous.submit(conversationKey(row), undefined, [row]).then(([p]) => p) : undefined]);
+    const [own, previous] = await Promise.all([this.own.of(row, model), row.is_message ? this.previous.submit('', undefined, [row]).then(([p]) => p) : undefined]);
     return previous ? withContext(own, await this.own.of(previous, model)) : own;
   }
 
@@ -264,11 +264,6 @@ class OwnVectors {
     this.kept.set(key, vector);
     return vector;
   }
-}
-
-/** Which conversation a message belongs to: its project and entity ids. */
-function conversationKey(row: MemoryRow): string {
-  return JSON.stringify([row.project_id, ...ENTITY_IDS.map((id) => row[id])]);
 }
 
 /** A message's vector with `CONTEXT_WEIGHT` of the one before it, normalised. */

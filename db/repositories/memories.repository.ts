@@ -90,6 +90,21 @@ export interface RetentionScope {
   schemaName: string;
 }
 
+/** The entity ids a conversation is told apart by (with its project). */
+const CONVERSATION_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
+
+/** The positions of `items` grouped by `key`, each group in order. */
+function indicesBy<T>(items: T[], key: (item: T) => string): Array<number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group === undefined) groups.set(k, [i]);
+    else group.push(i);
+  });
+  return [...groups.values()];
+}
+
 /** Memory rows and their history, every query scoped by project. */
 export class MemoriesRepository {
   constructor(private readonly db: Knex) {}
@@ -195,30 +210,57 @@ export class MemoriesRepository {
    * message, at most `withinMs` earlier by event time (the same time: an earlier id).
    */
   async previousMessage(row: MemoryRow, withinMs: number): Promise<MemoryRow | undefined> {
-    return (await this.conversationOf(row)
+    return (await this.previousOf(row, withinMs)) as MemoryRow | undefined;
+  }
+
+  /** The statement `previousMessage` runs: at most one row. */
+  private previousOf(row: MemoryRow, withinMs: number): Knex.QueryBuilder<MemoryRow> {
+    return this.conversationOf(row)
       .where((q) => q.where('created_at', '<', row.created_at).orWhere((same) => same.where('created_at', row.created_at).where('id', '<', row.id)))
       .where('created_at', '>=', Number(row.created_at) - withinMs)
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
       ])
-      .first()) as MemoryRow | undefined;
+      .first();
   }
 
   /**
-   * `previousMessage` of each of `rows`, messages of one conversation (same project and entity
-   * ids), in one statement: the conversation's messages from `withinMs` before the earliest of them
-   * to the latest, in order, each row's predecessor the one just before it. A conversation with
-   * many more messages in that span than `rows` (an import whose jobs run far apart in time), and a
-   * row no longer there as it was read, are looked up one at a time instead.
+   * `previousMessage` of each of `rows`, of any conversations, in a few statements whatever their
+   * number: for each conversation with several of them, its messages from `withinMs` before the
+   * earliest to the latest, in order, each row's predecessor the one just before it; the rest
+   * (conversations with one of them — an import's concurrent writers each add to their own — a
+   * conversation with many more messages in that span than `rows`, as when an import's jobs run far
+   * apart in time, and a row no longer there as it was read) all in one statement, a lookup each.
    */
   async previousMessages(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
-    const first = rows[0];
-    if (first === undefined) return [];
-    if (rows.length === 1) return [await this.previousMessage(first, withinMs)];
+    const found: Array<MemoryRow | undefined> = new Array(rows.length);
+    const alone: number[] = [];
+    for (const indices of indicesBy(rows, (row) => JSON.stringify([row.project_id, ...CONVERSATION_IDS.map((column) => row[column])]))) {
+      if (indices.length === 1) alone.push(indices[0] as number);
+      else {
+        const spanned = await this.inSpan(
+          indices.map((i) => rows[i] as MemoryRow),
+          withinMs,
+        );
+        spanned.forEach((previous, k) => {
+          if (previous === null) alone.push(indices[k] as number);
+          else found[indices[k] as number] = previous;
+        });
+      }
+    }
+    for (const [k, previous] of (await this.eachPrevious(alone.map((i) => rows[i] as MemoryRow), withinMs)).entries()) found[alone[k] as number] = previous;
+    return found;
+  }
+
+  /**
+   * The predecessors of messages of one conversation from the span of its messages around them;
+   * null for each one the span cannot tell (see `previousMessages`).
+   */
+  private async inSpan(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined | null>> {
     const times = rows.map((row) => Number(row.created_at));
     const limit = 2 * rows.length + 32;
-    const span = (await this.conversationOf(first)
+    const span = (await this.conversationOf(rows[0] as MemoryRow)
       .whereBetween('created_at', [Math.min(...times) - withinMs, Math.max(...times)])
       .orderBy([
         { column: 'created_at', order: 'asc' },
@@ -226,21 +268,29 @@ export class MemoriesRepository {
       ])
       .limit(limit)) as MemoryRow[];
     const at = span.length < limit ? new Map(span.map((row, i) => [row.id, i])) : new Map<string, number>();
-    return Promise.all(
-      rows.map((row) => {
-        const i = at.get(row.id) ?? -1;
-        const own = span[i];
-        if (own === undefined || own.revision !== row.revision || Number(own.created_at) !== Number(row.created_at)) return this.previousMessage(row, withinMs);
-        const before = span[i - 1];
-        return before !== undefined && Number(before.created_at) >= Number(row.created_at) - withinMs ? before : undefined;
-      }),
-    );
+    return rows.map((row) => {
+      const i = at.get(row.id) ?? -1;
+      const own = span[i];
+      if (own === undefined || own.revision !== row.revision || Number(own.created_at) !== Number(row.created_at)) return null;
+      const before = span[i - 1];
+      return before !== undefined && Number(before.created_at) >= Number(row.created_at) - withinMs ? before : undefined;
+    });
+  }
+
+  /** `previousMessage` of each of `rows` in one statement: their lookups side by side (UNION ALL), each result tagged with its row. */
+  private async eachPrevious(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
+    if (rows.length <= 1) return Promise.all(rows.map((row) => this.previousMessage(row, withinMs)));
+    const [first, ...rest] = rows.map((row, i) => this.db.select(this.db.raw('? as previous_of', [i]), 'p.*').from(this.previousOf(row, withinMs).as('p')));
+    const tagged = (await (first as Knex.QueryBuilder).unionAll(rest)) as Array<MemoryRow & { previous_of: number | string }>;
+    const found: Array<MemoryRow | undefined> = new Array(rows.length).fill(undefined);
+    for (const { previous_of: of, ...row } of tagged) found[Number(of)] = row;
+    return found;
   }
 
   /** The messages of `row`'s conversation: same project and entity ids, written as messages. */
   private conversationOf(row: MemoryRow): Knex.QueryBuilder<MemoryRow> {
     const query = this.db<MemoryRow>('memories').where({ project_id: row.project_id, is_message: 1 });
-    for (const column of ['user_id', 'agent_id', 'run_id', 'app_id'] as const) {
+    for (const column of CONVERSATION_IDS) {
       if (row[column] === null) query.whereNull(column);
       else query.where(column, row[column]);
     }

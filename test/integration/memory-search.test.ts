@@ -193,9 +193,11 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     // another user's messages between its own
     const at = [0, 10, 10, 10, 50, 4_000, 4_100, 4_100, 9_000, 9_001];
     const added: Memory[] = [];
+    const others: Memory[] = [];
+    const other = unique('other');
     for (const [i, offset] of at.entries()) {
       added.push(...(await chat.add(user, [`Line ${i} of the conversation`], 1_650_000_000 + offset)));
-      await chat.add(unique('other'), [`Another conversation, line ${i}`], 1_650_000_000 + offset);
+      others.push(...(await chat.add(i % 2 === 0 ? other : unique('other'), [`Another conversation, line ${i}`], 1_650_000_000 + offset)));
     }
     const repository = t.runtime.repositories.memories;
     const rows = await repository.getMany(project.projectId, added.map((m) => m.id));
@@ -216,6 +218,13 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     const spread = await repository.previousMessages(apart, hourMs);
     expect(names(spread)).to.deep.equal(names(await Promise.all(apart.map((row) => repository.previousMessage(row, hourMs)))));
     expect([names(spread)[0], names(spread)[1]?.replace(/\d+$/, ''), names(spread)[2]]).to.deep.equal([null, 'A pasted list, item ', ordered[8]?.memory]);
+    // many conversations at once (an import's writers each add to their own), interleaved
+    const otherRows = await repository.getMany(project.projectId, others.map((m) => m.id));
+    const mixed = [...otherRows.reverse(), ...ordered].sort((a, b) => (a.id < b.id ? 1 : -1));
+    const mixedOneByOne = await Promise.all(mixed.map((row) => repository.previousMessage(row, hourMs)));
+    expect(names(await repository.previousMessages(mixed, hourMs))).to.deep.equal(names(mixedOneByOne));
+    // the other user's lines 2 and 4 follow lines 0 and 2 (6 and 8 come after gaps); each odd line is its conversation's only one
+    expect(mixedOneByOne.filter((row) => row?.memory.startsWith('Another')).map((row) => row?.memory)).to.have.members(['Another conversation, line 0', 'Another conversation, line 2']);
   });
 
   it('ranks the one line that answers above small talk that is near every question (hubs), where dense search does not', async () => {
