@@ -24,7 +24,7 @@ import { databaseUrlNamed, deadline, eachProfile, fixed, median, meter, rawEmbed
 //
 //   npm run bench:import -- [--profile embedded|production|both] [--rounds 3] [--turns N (both sets)]
 //     [--chats-turns 2000] [--history-turns 200] [--writers 8] [--batch-size 100] [--workers 1]
-//     [--seed 14] [--out import.json]
+//     [--seed 14] [--warm-up 0] [--out import.json]
 //   smoke run: npm run bench:import -- --turns 300 --rounds 1
 // Production uses BENCH_DATABASE_URL's server (databases cairn_bench_import_*, dropped at the end),
 // BENCH_REDIS_URL and BENCH_MILVUS_ADDRESS (see children.ts); LOCAL_MODEL_DIR the local model.
@@ -45,6 +45,7 @@ const { values: args } = parseArgs({
     modes: { type: 'string', default: 'single,batch' },
     out: { type: 'string' },
     'timeout-minutes': { type: 'string', default: '40' },
+    'warm-up': { type: 'string', default: '0' },
   },
 });
 const ALL_SETS = ['chats', 'history'] as const;
@@ -66,9 +67,11 @@ const BATCH_SIZE = Number(args['batch-size']);
 const RAW_BATCH = Number(args['raw-batch']);
 const WORKERS = Number(args.workers);
 const SEED = Number(args.seed);
+const WARM_UP = Number(args['warm-up']);
 if (
   !PROFILES.every((p) => p === 'embedded' || p === 'production') ||
   ![TURNS.chats, TURNS.history, ROUNDS, WRITERS, BATCH_SIZE, RAW_BATCH, WORKERS].every((x) => Number.isInteger(x) && x > 0) ||
+  !(Number.isInteger(WARM_UP) && WARM_UP >= 0) ||
   !Number.isInteger(SEED) ||
   BATCH_SIZE > 1000 ||
   SETS.length === 0 ||
@@ -76,7 +79,7 @@ if (
   !(Number(args['timeout-minutes']) > 0)
 ) {
   process.stderr.write(
-    '--profile is embedded, production or both; --sets some of chats,history; --modes some of single,batch; --turns (both sets), --chats-turns, --history-turns, --rounds, --writers, --batch-size (at most 1000), --raw-batch and --workers positive integers, --seed an integer, --timeout-minutes a number\n',
+    '--profile is embedded, production or both; --sets some of chats,history; --modes some of single,batch; --turns (both sets), --chats-turns, --history-turns, --rounds, --writers, --batch-size (at most 1000), --raw-batch and --workers positive integers, --warm-up a whole number, --seed an integer, --timeout-minutes a number\n',
   );
   process.exit(2);
 }
@@ -226,12 +229,26 @@ function loopTurns(sys: System, from: number, to: number): { longest: Turn | nul
   return { longest, mostCpuMs: turns.reduce((m, t) => Math.max(m, t.runMs), 0) };
 }
 
-/** Not timed: loads the model in every process, creates the vector collection, opens the connections. */
+/**
+ * Not timed: loads the model in every process, creates the vector collection, opens the connections.
+ * `--warm-up N` adds N more short chat lines first, from `--writers` writers at once, each to a
+ * user of its own: a server that has taken traffic before the import (its code optimised).
+ */
 async function warmUp(sys: System): Promise<void> {
   const thread: Thread = { userId: WARM_USER, turns: [] };
   const count = WARM_MEMORIES * sys.procs.length;
   for (let i = 0; i < count; i++) await sys.api.call('POST', '/v3/memories/add/', addBody(thread, { role: 'user', content: `Warming up, note ${i} of ${count}`, time: 1_700_000_000 + i }));
+  const users = Array.from({ length: WRITERS }, (_, w) => `${WARM_USER}-${w}`);
+  let next = 0;
+  await Promise.all(
+    users.map(async (userId) => {
+      for (let i = next++; i < WARM_UP; i = next++) {
+        await sys.api.call('POST', '/v3/memories/add/', addBody({ userId, turns: [] }, { role: 'user', content: i % 7 === 0 ? `Line ${i}: we went over the plans for the week and the weather ahead` : `Line ${i}: sounds good`, time: 1_700_000_000 + i }));
+      }
+    }),
+  );
   await waitIndexed(sys, [WARM_USER], count, checkDeadline);
+  if (WARM_UP > 0) await waitIndexed(sys, users, WARM_UP, checkDeadline);
   await eventLoopMaxMs(sys);
 }
 
