@@ -90,6 +90,9 @@ export interface RetentionScope {
   schemaName: string;
 }
 
+/** Most lookups `UNION ALL`ed into one statement (SQLite takes at most 500 terms in a compound SELECT). */
+const LOOKUPS_A_STATEMENT = 200;
+
 /** The entity ids a conversation is told apart by (with its project). */
 const CONVERSATION_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
 
@@ -277,13 +280,18 @@ export class MemoriesRepository {
     });
   }
 
-  /** `previousMessage` of each of `rows` in one statement: their lookups side by side (UNION ALL), each result tagged with its row. */
+  /**
+   * `previousMessage` of each of `rows`, their lookups side by side (UNION ALL) in one statement
+   * per `LOOKUPS_A_STATEMENT`, each result tagged with its row.
+   */
   private async eachPrevious(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
-    if (rows.length <= 1) return Promise.all(rows.map((row) => this.previousMessage(row, withinMs)));
-    const [first, ...rest] = rows.map((row, i) => this.db.select(this.db.raw('? as previous_of', [i]), 'p.*').from(this.previousOf(row, withinMs).as('p')));
-    const tagged = (await (first as Knex.QueryBuilder).unionAll(rest)) as Array<MemoryRow & { previous_of: number | string }>;
     const found: Array<MemoryRow | undefined> = new Array(rows.length).fill(undefined);
-    for (const { previous_of: of, ...row } of tagged) found[Number(of)] = row;
+    for (let start = 0; start < rows.length; start += LOOKUPS_A_STATEMENT) {
+      const lookups = rows.slice(start, start + LOOKUPS_A_STATEMENT).map((row, i) => this.db.select(this.db.raw('? as previous_of', [start + i]), 'p.*').from(this.previousOf(row, withinMs).as('p')));
+      const [first, ...rest] = lookups as [Knex.QueryBuilder, ...Knex.QueryBuilder[]];
+      const tagged = (await (rest.length === 0 ? first : first.unionAll(rest))) as Array<MemoryRow & { previous_of: number | string }>;
+      for (const { previous_of: of, ...row } of tagged) found[Number(of)] = row;
+    }
     return found;
   }
 

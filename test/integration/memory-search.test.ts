@@ -225,6 +225,11 @@ describe(`memory search: hybrid, keyword and event time (${PROFILE})`, function 
     expect(names(await repository.previousMessages(mixed, hourMs))).to.deep.equal(names(mixedOneByOne));
     // the other user's lines 2 and 4 follow lines 0 and 2 (6 and 8 come after gaps); each odd line is its conversation's only one
     expect(mixedOneByOne.filter((row) => row?.memory.startsWith('Another')).map((row) => row?.memory)).to.have.members(['Another conversation, line 0', 'Another conversation, line 2']);
+    // more conversations with one message each than one statement looks up
+    const many = [...Array.from({ length: 600 }, (_, k) => ({ ...(ordered[k % 10] as (typeof ordered)[number]), user_id: `nobody-${k}` })), ...mixed];
+    const manyFound = await repository.previousMessages(many, hourMs);
+    expect(manyFound.slice(0, 600).every((row) => row === undefined)).to.equal(true);
+    expect(names(manyFound.slice(600))).to.deep.equal(names(mixedOneByOne));
   });
 
   it('ranks the one line that answers above small talk that is near every question (hubs), where dense search does not', async () => {
