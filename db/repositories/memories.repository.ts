@@ -229,12 +229,12 @@ export class MemoriesRepository {
   }
 
   /**
-   * `previousMessage` of each of `rows`, of any conversations, in a few statements whatever their
-   * number: for each conversation with several of them, its messages from `withinMs` before the
-   * earliest to the latest, in order, each row's predecessor the one just before it; the rest
-   * (conversations with one of them — an import's concurrent writers each add to their own — a
-   * conversation with many more messages in that span than `rows`, as when an import's jobs run far
-   * apart in time, and a row no longer there as it was read) all in one statement, a lookup each.
+   * `previousMessage` of each of `rows`, of any conversations: one statement for each conversation
+   * with several of them, its messages from `withinMs` before the earliest to the latest, in order,
+   * each row's predecessor the one just before it; and one for all the rest, a lookup each (up to
+   * `LOOKUPS_A_STATEMENT`): conversations with one of them — an import's concurrent writers each add
+   * to their own — a conversation with many more messages in that span than `rows`, as when an
+   * import's jobs run far apart in time, and a row no longer there as it was read.
    */
   async previousMessages(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
     const found: Array<MemoryRow | undefined> = new Array(rows.length);
