@@ -60,6 +60,31 @@ export function profileEnv(extra: Record<string, string> = {}): Record<string, s
   return { LOG_LEVEL: 'silent', LOCAL_MODEL_DIR, ...(threads ? { LOCAL_EMBED_THREADS: threads } : {}), ...base, ...extra };
 }
 
+/** The databases `isolatedDatabaseEnv` created in this run, dropped once it is over (`dropIsolatedDatabases`). */
+const isolatedDatabases: string[] = [];
+
+/**
+ * Drops the databases this run's tests were given of their own. One still locked by a connection
+ * left open is left, with a line saying so, rather than holding up the end of the run.
+ */
+export async function dropIsolatedDatabases(): Promise<void> {
+  if (isolatedDatabases.length === 0) return;
+  const db = createDatabase({ databaseUrl: TEST_DATABASE_URL, dataDir: '' });
+  try {
+    for (const name of isolatedDatabases.splice(0)) {
+      await db
+        // a transaction for one connection to both statements (the DROP commits it)
+        .transaction(async (trx) => {
+          await trx.raw('SET SESSION lock_wait_timeout = 10');
+          await trx.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+        })
+        .catch((err: unknown) => process.stderr.write(`could not drop the test database ${name}: ${err instanceof Error ? err.message : String(err)}\n`));
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
 /**
  * A database of its own (production profile; the embedded one has a data directory of its own
  * already): for tests that break the schema on purpose, and for tests that wait until all
@@ -70,6 +95,7 @@ export async function isolatedDatabaseEnv(): Promise<Record<string, string>> {
   if (!isProduction) return {};
   const url = new URL(TEST_DATABASE_URL);
   url.pathname = `/${unique('cairn_iso').replace('-', '_')}`;
+  isolatedDatabases.push(url.pathname.slice(1));
   await ensureMysqlDatabase(url.toString());
   const db = createDatabase({ databaseUrl: url.toString(), dataDir: '' });
   await migrateLatest(db);

@@ -1,7 +1,7 @@
 import { createDatabase, ensureMysqlDatabase } from '../../db/knex.js';
 import { migrateLatest } from '../../db/migrate.js';
 import { reachable } from '../../lib/reachable.js';
-import { isProduction, PROFILE, TEST_DATABASE_URL, TEST_MILVUS_ADDRESS, TEST_REDIS_URL } from '../helpers.js';
+import { dropIsolatedDatabases, isProduction, PROFILE, TEST_DATABASE_URL, TEST_MILVUS_ADDRESS, TEST_REDIS_URL } from '../helpers.js';
 
 // Root hooks of the integration suite. On the production profile every service must answer:
 // a missing one fails the run here, before any test, instead of tests being skipped.
@@ -37,4 +37,10 @@ before(async function () {
   } finally {
     await fresh.destroy();
   }
+});
+
+// the databases tests were given of their own (`isolatedDatabaseEnv`) go once every test is over
+after(async function () {
+  this.timeout(60_000);
+  await dropIsolatedDatabases();
 });
