@@ -9,6 +9,7 @@ import { nowMs } from '../lib/time.js';
 import type { QueueDriver } from '../contracts/jobs/queue.js';
 import type { Knowledge } from './knowledge/knowledge.js';
 import type { MemoryIndexer } from './memory/indexing.js';
+import { groupBy } from '../lib/group-by.js';
 
 export interface ReconcileOptions {
   /** A pending row younger than this is left to the job its write queued. */
@@ -201,15 +202,4 @@ function nextCursor(page: Array<{ id: string }>, pageSize: number): string {
 
 function indexJob(row: IndexedRef) {
   return envelope('memory.index', { projectId: row.project_id, memoryId: row.id, revision: row.revision });
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = groups.get(k);
-    if (list) list.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
 }

@@ -11,6 +11,7 @@ import { MAX_VERSIONS, validFrom } from './validity.js';
 import { Coalescer } from '../../lib/coalescer.js';
 import { MAX_BATCH } from './rows.js';
 import { nextTurn } from '../../lib/turns.js';
+import { groupBy } from '../../lib/group-by.js';
 
 /** A memory write's transaction: the outbox's, and the write's indexing jobs gathered (`IndexJobs`). */
 export interface MemoryTransaction extends OutboxTransaction {
@@ -198,18 +199,6 @@ export class MemoryWrites {
       await this.keywords.write(tx.trx, rows, true, terms);
     });
   }
-}
-
-/** `items` grouped by `key`, in the order each key first occurs. */
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const group = groups.get(k);
-    if (group === undefined) groups.set(k, [item]);
-    else group.push(item);
-  }
-  return groups;
 }
 
 /**

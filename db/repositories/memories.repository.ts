@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../../lib/group-by.js';
 
 export type EmbeddingStatus = 'pending' | 'indexed' | 'failed';
 
@@ -95,18 +96,6 @@ const LOOKUPS_A_STATEMENT = 200;
 
 /** The entity ids a conversation is told apart by (with its project). */
 const CONVERSATION_IDS = ['user_id', 'agent_id', 'run_id', 'app_id'] as const;
-
-/** The positions of `items` grouped by `key`, each group in order. */
-function indicesBy<T>(items: T[], key: (item: T) => string): Array<number[]> {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, i) => {
-    const k = key(item);
-    const group = groups.get(k);
-    if (group === undefined) groups.set(k, [i]);
-    else group.push(i);
-  });
-  return [...groups.values()];
-}
 
 /** Memory rows and their history, every query scoped by project. */
 export class MemoriesRepository {
@@ -239,7 +228,8 @@ export class MemoriesRepository {
   async previousMessages(rows: MemoryRow[], withinMs: number): Promise<Array<MemoryRow | undefined>> {
     const found: Array<MemoryRow | undefined> = new Array(rows.length);
     const alone: number[] = [];
-    for (const indices of indicesBy(rows, (row) => JSON.stringify([row.project_id, ...CONVERSATION_IDS.map((column) => row[column])]))) {
+    const conversation = (row: MemoryRow): string => JSON.stringify([row.project_id, ...CONVERSATION_IDS.map((column) => row[column])]);
+    for (const indices of groupBy(rows.keys(), (i) => conversation(rows[i] as MemoryRow)).values()) {
       if (indices.length === 1) alone.push(indices[0] as number);
       else {
         const spanned = await this.inSpan(
