@@ -76,7 +76,7 @@ export async function dropIsolatedDatabases(): Promise<void> {
         // a transaction for one connection to both statements (the DROP commits it)
         .transaction(async (trx) => {
           await trx.raw('SET SESSION lock_wait_timeout = 10');
-          await trx.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+          await trx.raw('DROP DATABASE IF EXISTS ??', [name]);
         })
         .catch((err: unknown) => process.stderr.write(`could not drop the test database ${name}: ${err instanceof Error ? err.message : String(err)}\n`));
     }
