@@ -499,6 +499,9 @@ if (isProduction) {
       const caughtUpMs = Date.now() - startedAt;
       expect(new Set(ids).size, 'no memory found twice').to.equal(100);
       expect([...new Set(ids)].sort()).to.deep.equal(written.map((m) => m.id).sort());
+      // a memory is searchable once its vector is written, and marked indexed just after
+      const statuses = async () => Promise.all(written.map(async (m) => (await api.get(m.id)).embedding_status));
+      await waitFor(async () => (await statuses()).every((status) => status === 'indexed'), { timeoutMs: 60_000, intervalMs: 500, message: 'all 100 memories marked indexed after the restart' });
       for (const m of written) expect((await api.get(m.id)).embedding_status).to.equal('indexed');
       process.stdout.write(`      caught up ${caughtUpMs} ms after Milvus restarted\n`);
     });
