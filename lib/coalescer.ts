@@ -38,6 +38,14 @@ export interface CoalescerOptions<T = unknown> {
    * one for the rest). A turn is no time for background work; leave it off where a person waits.
    */
   gather?: boolean;
+  /**
+   * Group commit under load: while the last call took several submissions (clients are writing
+   * at once), a submission that finds a call slot free waits up to `linger` ms for others to join
+   * it, unless a full batch is waiting sooner. Fewer, fuller calls cost less in all than many
+   * small ones where each call has a fixed cost (a transaction's statements and commit, a job);
+   * a lone client, whose calls take one submission each, never waits.
+   */
+  linger?: number;
 }
 
 /** How many batches' worth of waiting submissions `similar` chooses among. */
@@ -57,6 +65,10 @@ export class Coalescer<C, T, R> {
   private inFlight = 0;
   /** A pump is due at the end of this turn (`gather`). */
   private gathering = false;
+  /** The last call took more than one submission (`linger`). */
+  private shared = false;
+  /** The wait of `linger` in progress. */
+  private lingering: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly call: (context: C, items: T[]) => Promise<R[]>,
@@ -94,6 +106,12 @@ export class Coalescer<C, T, R> {
 
   /** Calls for what was just submitted: now, or with `gather` once the turn's submissions are in. */
   private submitted(): void {
+    const { linger } = this.options;
+    if (linger !== undefined && linger > 0 && this.shared && this.inFlight < this.options.parallel) {
+      if (this.lingering === null) this.lingering = setTimeout(() => this.pump(), linger);
+      else if (this.waitingItems() >= this.options.maxBatch) this.pump();
+      return;
+    }
     if (!this.options.gather) {
       this.pump();
       return;
@@ -106,11 +124,22 @@ export class Coalescer<C, T, R> {
     });
   }
 
+  private waitingItems(): number {
+    let n = 0;
+    for (const group of this.groups.values()) for (const w of group.waiting) n += w.items.length;
+    return n;
+  }
+
   private pump(): void {
+    if (this.lingering !== null) {
+      clearTimeout(this.lingering);
+      this.lingering = null;
+    }
     while (this.inFlight < this.options.parallel && this.groups.size > 0) {
       const key = this.options.next ? this.options.next([...this.groups.keys()]) : (this.groups.keys().next().value as string);
       const group = this.groups.get(key) as Group<C, T, R>;
       const taken = this.take(group);
+      this.shared = taken.length > 1;
       // a drained group leaves the map, so the next submission to it starts a fresh one (new context)
       if (group.waiting.length === 0) this.groups.delete(key);
       this.inFlight += 1;

@@ -22,6 +22,15 @@ export interface MemoryTransaction extends OutboxTransaction {
 /** Most rows of adds written together (a larger add, a whole batch import, is written alone). */
 const MAX_ADD_ROWS = MAX_BATCH;
 
+/**
+ * While clients are adding at once (the last transaction held several adds), how long an add that
+ * finds no transaction in progress waits for others to share its transaction. Eight clients adding
+ * chat lines one at a time (bench:import, production, 3 interleaved rounds): 8–23 % fewer statements
+ * and commits, and the median add answered in 45 ms rather than 55, the machine being freed. A lone
+ * client's adds never wait.
+ */
+const ADD_LINGER_MS = 10;
+
 /** What an update writes: the content, and optionally the event time and expiration date. */
 export type MemoryChange = Pick<MemoryRow, 'record' | 'memory' | 'metadata'> & Partial<Pick<MemoryRow, 'created_at' | 'expiration_date'>>;
 
@@ -40,7 +49,7 @@ export class MemoryWrites {
       await this.transaction((tx) => this.insert(tx, rows));
       return rows.map(() => undefined);
     },
-    { maxBatch: MAX_ADD_ROWS, parallel: 1, isolate: () => true },
+    { maxBatch: MAX_ADD_ROWS, parallel: 1, isolate: () => true, linger: ADD_LINGER_MS },
   );
 
   constructor(

@@ -1,7 +1,19 @@
 import { expect } from 'chai';
-import { Coalescer } from '../../lib/coalescer.js';
+import { Coalescer, type CoalescerOptions } from '../../lib/coalescer.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A coalescer of numbers whose calls are recorded and each held until its `release` is called. */
+function held(options: CoalescerOptions<number>, answer: (items: number[]) => number[]) {
+  const calls: number[][] = [];
+  const release: Array<() => void> = [];
+  const coalescer = new Coalescer<null, number, number>(async (_, items) => {
+    calls.push(items);
+    await new Promise<void>((resolve) => release.push(resolve));
+    return answer(items);
+  }, options);
+  return { calls, release, coalescer };
+}
 
 describe('coalescer', () => {
   it('never mixes groups in one call, and calls each group with its own context', async () => {
@@ -81,16 +93,7 @@ describe('coalescer', () => {
   });
 
   it('with similar, sends the oldest waiting item with the items nearest it when more wait than a call takes, and each gets its own result', async () => {
-    const calls: number[][] = [];
-    const release: Array<() => void> = [];
-    const coalescer = new Coalescer<null, number, number>(
-      async (_, items) => {
-        calls.push(items);
-        await new Promise<void>((resolve) => release.push(resolve));
-        return items.map((n) => -n);
-      },
-      { maxBatch: 3, parallel: 1, similar: (n) => n },
-    );
+    const { calls, release, coalescer } = held({ maxBatch: 3, parallel: 1, similar: (n) => n }, (items) => items.map((n) => -n));
     const busy = coalescer.submit('g', null, [0]);
     const lengths = [10, 900, 12, 880, 11, 950, 13];
     const waiting = lengths.map((n) => coalescer.submit('g', null, [n]));
@@ -126,5 +129,37 @@ describe('coalescer', () => {
     const apart = make(false);
     await Promise.all([1, 2, 3, 4].map((n) => apart.submit('g', null, [n])));
     expect(calls).to.deep.equal([[1], [2], [3, 4]]);
+  });
+
+  it('with linger, a lone client\'s submissions go at once; after a shared call, a submission waits for others to join it, and a full batch goes without waiting', async () => {
+    // a linger of an hour: a test that waited for it would time out
+    const { calls, release, coalescer } = held({ maxBatch: 4, parallel: 1, linger: 3_600_000 }, (items) => items);
+    const settle = async (submitted: Promise<number[]>) => {
+      await tick();
+      release.shift()?.();
+      return submitted;
+    };
+    // a lone client: each submission called as it comes
+    await settle(coalescer.submit('g', null, [1]));
+    coalescer.submit('g', null, [2]).catch(() => undefined);
+    expect(calls, 'called without waiting').to.deep.equal([[1], [2]]);
+    // clients at once: two wait for the call in flight and share the next
+    const shared = [coalescer.submit('g', null, [3]), coalescer.submit('g', null, [4])];
+    release.shift()?.();
+    await tick();
+    release.shift()?.();
+    expect(await Promise.all(shared)).to.deep.equal([[3], [4]]);
+    await tick();
+    // now an idle coalescer lingers: a submission waits, and later ones join it …
+    const later = [coalescer.submit('g', null, [5]), coalescer.submit('g', null, [6])];
+    await tick();
+    expect(calls.length, 'waiting for others').to.equal(3);
+    // … until a full batch is waiting
+    later.push(coalescer.submit('g', null, [7, 8]));
+    release.shift()?.();
+    await tick();
+    release.shift()?.();
+    expect(await Promise.all(later)).to.deep.equal([[5], [6], [7, 8]]);
+    expect(calls).to.deep.equal([[1], [2], [3, 4], [5, 6, 7, 8]]);
   });
 });
