@@ -40,12 +40,12 @@ export interface CoalescerOptions<T = unknown> {
   gather?: boolean;
   /**
    * Group commit under load: while the last call took several submissions (clients are writing
-   * at once), a submission that finds a call slot free waits up to `linger` ms for others to join
-   * it, unless a full batch is waiting sooner. Fewer, fuller calls cost less in all than many
-   * small ones where each call has a fixed cost (a transaction's statements and commit, a job);
-   * a lone client, whose calls take one submission each, never waits.
+   * at once), a submission that finds a call slot free waits up to `ms` for others to join it,
+   * unless `items` are waiting sooner. Fewer, fuller calls cost less in all than many small ones
+   * where each call has a fixed cost (a transaction's statements and commit, a job); a lone
+   * client, whose calls take one submission each, never waits, nor does a call already holding `items`.
    */
-  linger?: number;
+  linger?: { ms: number; items: number };
 }
 
 /** How many batches' worth of waiting submissions `similar` chooses among. */
@@ -107,9 +107,8 @@ export class Coalescer<C, T, R> {
   /** Calls for what was just submitted: now, or with `gather` once the turn's submissions are in. */
   private submitted(): void {
     const { linger } = this.options;
-    if (linger !== undefined && linger > 0 && this.shared && this.inFlight < this.options.parallel) {
-      if (this.lingering === null) this.lingering = setTimeout(() => this.pump(), linger);
-      else if (this.waitingItems() >= this.options.maxBatch) this.pump();
+    if (linger !== undefined && this.shared && this.inFlight < this.options.parallel && this.waitingItems() < Math.min(linger.items, this.options.maxBatch)) {
+      this.lingering ??= setTimeout(() => this.pump(), linger.ms);
       return;
     }
     if (!this.options.gather) {

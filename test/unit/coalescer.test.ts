@@ -131,9 +131,9 @@ describe('coalescer', () => {
     expect(calls).to.deep.equal([[1], [2], [3, 4]]);
   });
 
-  it('with linger, a lone client\'s submissions go at once; after a shared call, a submission waits for others to join it, and a full batch goes without waiting', async () => {
+  it('with linger, a lone client\'s submissions go at once; after a shared call, a submission waits for others to join it until enough items are waiting', async () => {
     // a linger of an hour: a test that waited for it would time out
-    const { calls, release, coalescer } = held({ maxBatch: 4, parallel: 1, linger: 3_600_000 }, (items) => items);
+    const { calls, release, coalescer } = held({ maxBatch: 10, parallel: 1, linger: { ms: 3_600_000, items: 4 } }, (items) => items);
     const settle = async (submitted: Promise<number[]>) => {
       await tick();
       release.shift()?.();
@@ -154,12 +154,16 @@ describe('coalescer', () => {
     const later = [coalescer.submit('g', null, [5]), coalescer.submit('g', null, [6])];
     await tick();
     expect(calls.length, 'waiting for others').to.equal(3);
-    // … until a full batch is waiting
+    // … until enough items are waiting
     later.push(coalescer.submit('g', null, [7, 8]));
     release.shift()?.();
     await tick();
     release.shift()?.();
     expect(await Promise.all(later)).to.deep.equal([[5], [6], [7, 8]]);
-    expect(calls).to.deep.equal([[1], [2], [3, 4], [5, 6, 7, 8]]);
+    await tick();
+    // a submission that holds enough items goes at once
+    coalescer.submit('g', null, [9, 10, 11, 12]).catch(() => undefined);
+    expect(calls).to.deep.equal([[1], [2], [3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]);
+    release.shift()?.();
   });
 });
