@@ -173,7 +173,7 @@ describe(`size scaling (${PROFILE})`, function () {
     await embedder.close();
   });
 
-  it('answers every body-taking operation with a 2xx or 4xx at every size while /healthz keeps answering (its slowest probe under 500 ms)', async () => {
+  it('answers every body-taking operation with a 2xx or 4xx at every size while /healthz keeps answering (its slowest probe under 1 s)', async () => {
     const spec = (await t.http.get('/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema: Schema }> } }>> };
     const params: Record<string, string> = { name: 'scaled', schema: 'scaled', id: '00000000-0000-7000-8000-000000000000', tool: 'none', server: 'none', projectId, owner: 'o', project: 'p', version: '1.0.0' };
     const health = probeHealth(t);
@@ -201,8 +201,11 @@ describe(`size scaling (${PROFILE})`, function () {
       expect(answers.length).to.be.greaterThan(100);
       // most of these bodies are answered in milliseconds, so this run has too few probes for a
       // 99th percentile: its slowest probe is bounded instead (the embedded profile's SQLite COMMIT of
-      // a 2 MB batch of records, ~250 ms, is what is left; RELIABILITY.md has the figures)
-      expect(sorted.at(-1) ?? 0, `/healthz's slowest of ${sorted.length} probes`).to.be.below(500);
+      // a 2 MB batch of records, ~250 ms, is what is left; RELIABILITY.md has the figures). Work
+      // that grows with the input would hold the loop for seconds at the largest sizes; a slower
+      // 2-core machine running three suites at once delayed one probe to 502 ms with none, so the
+      // bound is 1 s.
+      expect(sorted.at(-1) ?? 0, `/healthz's slowest of ${sorted.length} probes`).to.be.below(1_000);
     }
   });
 
